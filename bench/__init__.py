@@ -1,0 +1,1 @@
+"""minibatch-mcmc-bench harness: data layer, workflow and CLI."""
