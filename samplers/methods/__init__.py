@@ -1,0 +1,1 @@
+"""One registration module per algorithm family (``METHODS`` / ``TARGETS`` lists)."""

@@ -1,0 +1,1 @@
+"""Targets as data: tall-data posteriors (:mod:`.tall`) and discrete factor graphs (:mod:`.factor_graph`)."""

@@ -1,0 +1,426 @@
+"""Tall-data posteriors as data + @njit per-datum functions.
+
+A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` selects the model:
+
+* ``TG``       heterogeneous truncated Gaussian (seed 001 §5.1, App. F.1)
+* ``RLR``      robust (Student-t) linear regression on a ball (seed 001 §5.2, App. F.2)
+* ``LOGISTIC`` Bayesian logistic regression (seed 001 §5.3, App. F.3; optional Gaussian prior, seed 002)
+* ``MIXTURE``  two-component Gaussian mixture with tied means (Welling & Teh 2011; seed 004 §6.1;
+  seed 000 App. D.2), y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2), tempered by ``beta`` (= 1/K)
+* ``GAUSS``    Gaussian location model y_i ~ N(theta, I/beta...) used by tests (closed-form posterior)
+
+Conventions (seed 001 App. A): log pi(theta) = log prior(theta) + sum_i ll_i(theta) where ``ll_i`` is the
+(tempered) log-likelihood of datum i. PoissonMH bounds: phi_i = ll_i + shift_i in [0, M_i] on the
+support. TunaMH bounds: U_i = -ll_i satisfies |U_i(t') - U_i(t)| <= c_i * M(t, t') with
+M(t, t') = ||t' - t||_2 (Lipschitz constants over the convex support; App. F.3 for logistic, the same
+mean-value argument for the others). The log prior is evaluated exactly in every kernel (it is O(d)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+TG, RLR, LOGISTIC, MIXTURE, GAUSS = 0, 1, 2, 3, 4
+KIND_NAMES = {TG: "truncated_gaussian", RLR: "robust_regression", LOGISTIC: "logistic",
+              MIXTURE: "gaussian_mixture", GAUSS: "gaussian_location"}
+
+SUPPORT_ALL, SUPPORT_BOX, SUPPORT_BALL = 0, 1, 2
+
+
+class TallData(NamedTuple):
+    """Plain-data description of a tall-data posterior (all fields Numba-typable)."""
+
+    kind: int
+    X: np.ndarray  # (N, p) features / observations (TG: y_i; RLR, logistic: x_i; mixture: y_i in col 0)
+    y: np.ndarray  # (N,) responses (RLR y_i; logistic label in {0, 1}; unused otherwise)
+    w: np.ndarray  # (d,) TG: diagonal of Sigma^{-1}; GAUSS: per-dim precision; else ones
+    beta: float  # tempering of the likelihood
+    nu: float  # Student-t degrees of freedom (RLR); component variance s2 (MIXTURE)
+    prior_mean: np.ndarray  # (d,)
+    prior_prec: np.ndarray  # (d,) Gaussian prior precision (all zeros = flat prior)
+    support: int  # SUPPORT_ALL / SUPPORT_BOX / SUPPORT_BALL
+    lo: float  # box [lo, hi]^d (SUPPORT_BOX)
+    hi: float
+    R: float  # ball radius (SUPPORT_BALL)
+    shift: np.ndarray  # (N,) phi_i = ll_i + shift_i >= 0 on the support
+    M: np.ndarray  # (N,) phi_i <= M_i on the support
+    c: np.ndarray  # (N,) TunaMH constants, M(t, t') = ||t' - t||_2
+
+
+# ----------------------------------------------------------------------------- per-datum terms
+@njit(cache=True)
+def _log1pexp(z: float) -> float:
+    if z > 0.0:
+        return z + math.log1p(math.exp(-z))
+    return math.log1p(math.exp(z))
+
+
+@njit(cache=True)
+def loglik_i(t: TallData, i: int, theta: np.ndarray) -> float:
+    """Tempered log-likelihood of datum ``i`` (``ll_i``)."""
+    k = t.kind
+    d = theta.shape[0]
+    if k == TG or k == GAUSS:
+        s = 0.0
+        for j in range(d):
+            r = theta[j] - t.X[i, j]
+            s += t.w[j] * r * r
+        return -0.5 * t.beta * s
+    elif k == RLR:
+        r = t.y[i]
+        for j in range(d):
+            r -= theta[j] * t.X[i, j]
+        return -t.beta * 0.5 * (t.nu + 1.0) * math.log1p(r * r / t.nu)
+    elif k == LOGISTIC:
+        z = 0.0
+        for j in range(d):
+            z += theta[j] * t.X[i, j]
+        # log h(z) if y=1, log h(-z) if y=0 ; log h(z) = -log(1+e^{-z})
+        if t.y[i] > 0.5:
+            return -t.beta * _log1pexp(-z)
+        return -t.beta * _log1pexp(z)
+    else:  # MIXTURE
+        yi = t.X[i, 0]
+        s2 = t.nu
+        a = yi - theta[0]
+        b = yi - theta[0] - theta[1]
+        la = -0.5 * a * a / s2
+        lb = -0.5 * b * b / s2
+        m = max(la, lb)
+        val = m + math.log(0.5 * math.exp(la - m) + 0.5 * math.exp(lb - m)) - 0.5 * math.log(
+            2.0 * math.pi * s2
+        )
+        return t.beta * val
+
+
+@njit(cache=True)
+def loglik_grad_i(t: TallData, i: int, theta: np.ndarray, scale: float, out: np.ndarray) -> float:
+    """Return ``ll_i(theta)`` and add ``scale * grad ll_i(theta)`` into ``out``."""
+    k = t.kind
+    d = theta.shape[0]
+    if k == TG or k == GAUSS:
+        s = 0.0
+        for j in range(d):
+            r = theta[j] - t.X[i, j]
+            s += t.w[j] * r * r
+            out[j] -= scale * t.beta * t.w[j] * r
+        return -0.5 * t.beta * s
+    elif k == RLR:
+        r = t.y[i]
+        for j in range(d):
+            r -= theta[j] * t.X[i, j]
+        g = t.beta * (t.nu + 1.0) * r / (t.nu + r * r)
+        for j in range(d):
+            out[j] += scale * g * t.X[i, j]
+        return -t.beta * 0.5 * (t.nu + 1.0) * math.log1p(r * r / t.nu)
+    elif k == LOGISTIC:
+        z = 0.0
+        for j in range(d):
+            z += theta[j] * t.X[i, j]
+        h = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        g = t.beta * (t.y[i] - h)
+        for j in range(d):
+            out[j] += scale * g * t.X[i, j]
+        if t.y[i] > 0.5:
+            return -t.beta * _log1pexp(-z)
+        return -t.beta * _log1pexp(z)
+    else:  # MIXTURE
+        yi = t.X[i, 0]
+        s2 = t.nu
+        a = yi - theta[0]
+        b = yi - theta[0] - theta[1]
+        la = -0.5 * a * a / s2
+        lb = -0.5 * b * b / s2
+        m = max(la, lb)
+        ea = math.exp(la - m)
+        eb = math.exp(lb - m)
+        wa = ea / (ea + eb)
+        wb = 1.0 - wa
+        out[0] += scale * t.beta * (wa * a + wb * b) / s2
+        out[1] += scale * t.beta * (wb * b) / s2
+        return t.beta * (m + math.log(0.5 * ea + 0.5 * eb) - 0.5 * math.log(2.0 * math.pi * s2))
+
+
+@njit(cache=True)
+def phi_i(t: TallData, i: int, theta: np.ndarray) -> float:
+    """PoissonMH factor ``phi_i = ll_i + shift_i`` (in ``[0, M_i]`` on the support)."""
+    return loglik_i(t, i, theta) + t.shift[i]
+
+
+# ----------------------------------------------------------------------------- prior and support
+@njit(cache=True)
+def in_support(t: TallData, theta: np.ndarray) -> bool:
+    """Domain check; kernels reject proposals outside the support (as the papers do)."""
+    d = theta.shape[0]
+    for j in range(d):
+        if not np.isfinite(theta[j]):
+            return False
+    if t.support == SUPPORT_BOX:
+        for j in range(d):
+            if theta[j] < t.lo or theta[j] > t.hi:
+                return False
+    elif t.support == SUPPORT_BALL:
+        s = 0.0
+        for j in range(d):
+            s += theta[j] * theta[j]
+        if s > t.R * t.R:
+            return False
+    return True
+
+
+@njit(cache=True)
+def log_prior(t: TallData, theta: np.ndarray) -> float:
+    """Log prior density (unnormalised) on the support; -inf outside."""
+    if not in_support(t, theta):
+        return -np.inf
+    s = 0.0
+    for j in range(theta.shape[0]):
+        r = theta[j] - t.prior_mean[j]
+        s += t.prior_prec[j] * r * r
+    return -0.5 * s
+
+
+@njit(cache=True)
+def log_prior_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> None:
+    """Add grad log prior into ``out``."""
+    for j in range(theta.shape[0]):
+        out[j] -= t.prior_prec[j] * (theta[j] - t.prior_mean[j])
+
+
+@njit(cache=True)
+def loglik_sum(t: TallData, theta: np.ndarray) -> float:
+    """Full-data log-likelihood (N evaluations)."""
+    s = 0.0
+    for i in range(t.X.shape[0]):
+        s += loglik_i(t, i, theta)
+    return s
+
+
+@njit(cache=True)
+def log_post(t: TallData, theta: np.ndarray) -> float:
+    """Full-data unnormalised log posterior (N evaluations); -inf outside the support."""
+    lp = log_prior(t, theta)
+    if lp == -np.inf:
+        return lp
+    return lp + loglik_sum(t, theta)
+
+
+@njit(cache=True)
+def log_post_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> float:
+    """Full-data log posterior and its gradient (written into ``out``); N evaluations."""
+    out[:] = 0.0
+    lp = log_prior(t, theta)
+    if lp == -np.inf:
+        return lp
+    log_prior_grad(t, theta, out)
+    s = lp
+    for i in range(t.X.shape[0]):
+        s += loglik_grad_i(t, i, theta, 1.0, out)
+    return s
+
+
+@njit(cache=True)
+def grad_estimate(t: TallData, theta: np.ndarray, idx: np.ndarray, nb: int, out: np.ndarray) -> None:
+    """SGLD-style unbiased gradient of log posterior from ``idx[:nb]``: prior + (N/nb) sum_B grad ll_i."""
+    out[:] = 0.0
+    log_prior_grad(t, theta, out)
+    scale = t.X.shape[0] / nb
+    for k in range(nb):
+        loglik_grad_i(t, idx[k], theta, scale, out)
+
+
+# ----------------------------------------------------------------------------- constructors
+def _check_finite(name: str, a: np.ndarray) -> None:
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf")
+
+
+def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, shift, M, c):
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    for name, a in (("X", X), ("y", y), ("shift", shift), ("M", M), ("c", c)):
+        _check_finite(name, np.asarray(a))
+    if np.any(np.asarray(M) < 0) or np.any(np.asarray(c) < 0):
+        raise ValueError("bounds M_i and c_i must be non-negative")
+    return TallData(
+        int(kind), X, y, np.ascontiguousarray(w, dtype=np.float64), float(beta), float(nu),
+        np.ascontiguousarray(prior_mean, dtype=np.float64),
+        np.ascontiguousarray(prior_prec, dtype=np.float64), int(support), float(lo), float(hi),
+        float(R), np.ascontiguousarray(shift, dtype=np.float64),
+        np.ascontiguousarray(M, dtype=np.float64), np.ascontiguousarray(c, dtype=np.float64),
+    )
+
+
+def truncated_gaussian(
+    Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K: float = 3.0
+) -> TallData:
+    """Heterogeneous truncated Gaussian (seed 001 App. F.1).
+
+    ``ll_i = -beta/2 (theta - y_i)^T Sigma^{-1} (theta - y_i)``, flat prior on ``[-K, K]^d``;
+    ``M_i = beta/2 lambda_max(Sigma^{-1}) sum_j (|y_ij| + K)^2`` and ``shift_i = M_i``;
+    TunaMH ``c_i = beta lambda_max(Sigma^{-1}) sqrt(sum_j (|y_ij| + K)^2)`` (sup of ||grad U_i|| on the box).
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    sigma2 = np.asarray(sigma2, dtype=np.float64)
+    if Y.ndim != 2 or sigma2.shape != (Y.shape[1],):
+        raise ValueError("Y must be (N, d) and sigma2 (d,)")
+    if np.any(sigma2 <= 0) or beta <= 0 or K <= 0:
+        raise ValueError("sigma2, beta and K must be positive")
+    prec = 1.0 / sigma2
+    lmax = prec.max()
+    sq = ((np.abs(Y) + K) ** 2).sum(axis=1)
+    M = 0.5 * beta * lmax * sq
+    c = beta * lmax * np.sqrt(sq)
+    d = Y.shape[1]
+    return _make(TG, Y, np.zeros(Y.shape[0]), prec, beta, 0.0, np.zeros(d), np.zeros(d),
+                 SUPPORT_BOX, -K, K, 0.0, M.copy(), M, c)
+
+
+def make_truncated_gaussian_data(
+    rng: np.random.Generator, N: int = 100_000, d: int = 20
+) -> tuple[np.ndarray, np.ndarray]:
+    """Data recipe of seed 001 App. F.1: Sigma = diag(linspace(1, 0.05, d)), y_i ~ N(0, Sigma)."""
+    sigma2 = np.linspace(1.0, 0.05, d)
+    Y = rng.standard_normal((N, d)) * np.sqrt(sigma2)
+    return Y, sigma2
+
+
+def robust_regression(
+    X: np.ndarray, y: np.ndarray, beta: float = 1e-4, nu: float = 4.0, R: float = 15.0
+) -> TallData:
+    """Robust linear regression (seed 001 App. F.2): Student-t(nu) residuals, flat prior on ||theta|| <= R.
+
+    ``M_i = beta (nu+1)/2 log(1 + (|y_i| + R ||x_i||)^2 / nu)``, ``shift_i = M_i``;
+    TunaMH ``c_i = beta (nu+1)/(2 sqrt(nu)) ||x_i||`` since ``|r/(nu + r^2)| <= 1/(2 sqrt(nu))``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError("X must be (N, d) and y (N,)")
+    if beta <= 0 or nu <= 0 or R <= 0:
+        raise ValueError("beta, nu and R must be positive")
+    xn = np.linalg.norm(X, axis=1)
+    M = beta * (nu + 1) / 2 * np.log1p((np.abs(y) + R * xn) ** 2 / nu)
+    c = beta * (nu + 1) / (2 * np.sqrt(nu)) * xn
+    d = X.shape[1]
+    return _make(RLR, X, y, np.ones(d), beta, nu, np.zeros(d), np.zeros(d), SUPPORT_BALL,
+                 0.0, 0.0, R, M.copy(), M, c)
+
+
+def make_regression_data(
+    rng: np.random.Generator, N: int = 100_000, d: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seed 001 §5.2 recipe: x_i ~ N(0, I_d), y_i = sum_j x_ij + N(0, 1) (theta* = 1)."""
+    X = rng.standard_normal((N, d))
+    y = X.sum(axis=1) + rng.standard_normal(N)
+    return X, y
+
+
+def logistic_regression(
+    X: np.ndarray, y: np.ndarray, prior_prec: float = 0.0, beta: float = 1.0,
+    R: float | None = None,
+) -> TallData:
+    """Bayesian logistic regression (seed 001 App. F.3); labels in {0, 1}.
+
+    TunaMH: ``c_i = beta ||x_i||``, ``M = ||t' - t||``. PoissonMH bounds exist only on a ball of
+    radius ``R`` (``|x_i^T theta| <= R ||x_i||``): ``shift_i = M_i = beta log(1 + e^{R ||x_i||})``;
+    without ``R`` they are +inf-free placeholders equal to 0 and PoissonMH refuses the target.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError("X must be (N, d) and y (N,)")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError("logistic labels must be 0 or 1")
+    if prior_prec < 0 or beta <= 0:
+        raise ValueError("prior_prec must be >= 0 and beta > 0")
+    xn = np.linalg.norm(X, axis=1)
+    d = X.shape[1]
+    if R is None:
+        support, Rv = SUPPORT_ALL, 0.0
+        M = np.zeros(X.shape[0])
+    else:
+        support, Rv = SUPPORT_BALL, float(R)
+        M = beta * np.logaddexp(0.0, R * xn)
+    return _make(LOGISTIC, X, y, np.ones(d), beta, 0.0, np.zeros(d), np.full(d, float(prior_prec)),
+                 support, 0.0, 0.0, Rv, M.copy(), M, beta * xn)
+
+
+def gaussian_mixture(
+    y: np.ndarray, temperature: float = 1.0, s2: float = 2.0,
+    prior_var: tuple[float, float] = (10.0, 1.0), box: float | None = None,
+) -> TallData:
+    """Two-component mixture with tied means (Welling & Teh 2011; seed 004 §6.1; seed 000 App. D.2).
+
+    ``y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2)``, prior t1 ~ N(0, 10), t2 ~ N(0, 1), likelihood tempered by
+    ``beta = 1/temperature``. With ``box`` the support is ``[-box, box]^2`` and exact PoissonMH bounds are
+    computed: ``ll_i`` is maximised at a component mean equal to ``y_i`` (clipped) and minimised at a box
+    corner; ``shift_i = -min ll_i``, ``M_i = max - min``. TunaMH: ``c_i = beta * sup ||grad ll_i||`` with
+    ``||grad|| <= sqrt(2) * (|y_i| + 2 box) / s2`` on the box.
+    """
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if temperature <= 0 or s2 <= 0 or min(prior_var) <= 0:
+        raise ValueError("temperature, s2 and prior variances must be positive")
+    beta = 1.0 / temperature
+    X = y[:, None].copy()
+    prior_prec = 1.0 / np.asarray(prior_var, dtype=np.float64)
+    norm = -0.5 * np.log(2 * np.pi * s2)
+    if box is None:
+        support, lo, hi = SUPPORT_ALL, 0.0, 0.0
+        shift = np.zeros_like(y)
+        M = np.zeros_like(y)
+        c = np.zeros_like(y)
+    else:
+        support, lo, hi = SUPPORT_BOX, -float(box), float(box)
+        # max over the box: some component mean equals y_i (if reachable) -> log(1/2 + 1/2 e^{..}) <= 0
+        # upper bound: ll_i <= beta * norm (both components centred, density <= peak)
+        upper = beta * norm * np.ones_like(y)
+        # lower bound: each residual at most |y_i| + 2 box (t1 + t2 in [-2box, 2box])
+        r = np.abs(y) + 2 * box
+        lower = beta * (norm - 0.5 * r * r / s2)
+        shift = -lower
+        M = upper - lower
+        c = beta * np.sqrt(2.0) * r / s2
+    return _make(MIXTURE, X, np.zeros_like(y), np.ones(2), beta, s2, np.zeros(2), prior_prec, support,
+                 lo, hi, 0.0, shift, M, c)
+
+
+def make_mixture_data(
+    rng: np.random.Generator, N: int = 1_000_000, theta: tuple[float, float] = (0.0, 1.0),
+    s2: float = 2.0,
+) -> np.ndarray:
+    """Welling & Teh data: y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2) at theta = (0, 1)."""
+    comp = rng.random(N) < 0.5
+    mu = np.where(comp, theta[0], theta[0] + theta[1])
+    return mu + np.sqrt(s2) * rng.standard_normal(N)
+
+
+def gaussian_location(
+    Y: np.ndarray, prec: np.ndarray | None = None, beta: float = 1.0, box: float | None = None
+) -> TallData:
+    """Gaussian location model (tests): ``ll_i = -beta/2 sum_j prec_j (theta_j - y_ij)^2``, flat prior.
+
+    Posterior N(ybar, diag(1/(N beta prec))) (truncated to the box if given). Bounds as for TG.
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim != 2:
+        raise ValueError("Y must be (N, d)")
+    d = Y.shape[1]
+    prec = np.ones(d) if prec is None else np.asarray(prec, dtype=np.float64)
+    if prec.shape != (d,) or np.any(prec <= 0) or beta <= 0:
+        raise ValueError("prec must be (d,) positive and beta > 0")
+    if box is None:
+        support, lo, hi = SUPPORT_ALL, 0.0, 0.0
+        M = np.zeros(Y.shape[0])
+        c = np.zeros(Y.shape[0])
+    else:
+        support, lo, hi = SUPPORT_BOX, -float(box), float(box)
+        sq = ((np.abs(Y) + box) ** 2).sum(axis=1)
+        M = 0.5 * beta * prec.max() * sq
+        c = beta * prec.max() * np.sqrt(sq)
+    return _make(GAUSS, Y, np.zeros(Y.shape[0]), prec, beta, 0.0, np.zeros(d), np.zeros(d), support,
+                 lo, hi, 0.0, M.copy(), M, c)
