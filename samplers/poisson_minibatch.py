@@ -1,0 +1,52 @@
+"""The shared Poisson-thinning minibatch sampler (seed 001 App. C, Alg. 8/9; seed 000 Alg. 4).
+
+Goal: independent counts s_i ~ Poisson(rate_i) with rate_i = a_i + phi_i, 0 <= phi_i <= b_i, at cost
+O(sum_i (a_i + b_i)) instead of O(N). Draw B ~ Poisson(Lambda), Lambda = sum_i (a_i + b_i); draw B
+candidate indices i.i.d. from p_i ∝ a_i + b_i (alias table built once); keep candidate i with probability
+(a_i + phi_i) / (a_i + b_i). Kept candidates, with repetition, are the multiset {i: s_i times}.
+
+Families call :func:`draw_candidates` and then evaluate phi only on the candidates (that is the
+minibatch: its size B is the "batch size" every table reports) and :func:`keep` to thin them.
+PoissonMH: a_i = lambda M_i / L, b_i = M_i. TunaMH: a_i = lambda c_i / C, b_i = c_i M(theta, theta').
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from samplers.alias import alias_draw, build_alias
+
+
+@njit(cache=True)
+def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: np.ndarray):
+    """B ~ Poisson(Lam) alias draws written to ``buf[:B]``; returns ``(B, buf)``.
+
+    ``buf`` is reused across iterations and only regrown (doubling) when B exceeds it, so the
+    steady state allocates nothing."""
+    B = rng.poisson(Lam)
+    if B > buf.shape[0]:
+        buf = np.empty(2 * B, dtype=np.int64)
+    for b in range(B):
+        buf[b] = alias_draw(prob, alias, rng)
+    return B, buf
+
+
+@njit(cache=True)
+def keep(rng, a_i: float, phi: float, b_i: float) -> bool:
+    """Thinning coin: keep with probability (a_i + phi) / (a_i + b_i)."""
+    return rng.random() * (a_i + b_i) < a_i + phi
+
+
+def candidate_buffer(Lam: float) -> np.ndarray:
+    """Initial candidate buffer sized for Poisson(Lam) with ample headroom."""
+    return np.empty(int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64), dtype=np.int64)
+
+
+def alias_for(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Alias table for p_i ∝ weights (validated)."""
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("minibatch weights must be a non-empty, finite, non-negative vector "
+                         "with a positive sum")
+    return build_alias(w)
