@@ -1,0 +1,151 @@
+"""``mcmc-bench``: list the registry, run one cell, and the subcommands other packages plug in.
+
+Subcommand modules (each defines ``register(subparsers)``) are listed in ``PLUGINS``; a missing one is
+an error, not a silent gap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+PLUGINS = ("bench.cli_workflow", "verify.cli", "bench.perf")
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+    from samplers.registry import METHODS
+
+    for m in sorted(METHODS.values(), key=lambda s: (s.family, s.id)):
+        exact = "exact" if m.exact else "approx"
+        print(f"{m.id:20s} {m.family:16s} {exact:7s} {m.paper:34s} {m.description}")
+    return 0
+
+
+def _cmd_targets(args: argparse.Namespace) -> int:
+    from samplers.registry import TARGETS
+
+    for t in sorted(TARGETS.values(), key=lambda s: s.id):
+        data = f"[data: {t.data}]" if t.data else ""
+        print(f"{t.id:24s} {t.space:12s} {t.paper:34s} {t.description} {data}")
+    return 0
+
+
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from samplers import registry
+    from samplers.tuning import tune_step
+
+    spec = registry.get_method(args.method)
+    tspec = registry.get_target(args.target)
+    hyper = dict(_parse_kv(args.param))
+    tparams = dict(_parse_kv(args.target_param))
+    data = None
+    if tspec.data is not None:
+        from bench.datasets import load_named  # dataset registry of the bench layer
+
+        data = load_named(args.data or tspec.data)
+    root = np.random.SeedSequence(args.seed)
+    data_ss, tune_ss, chain_ss = root.spawn(3)
+    problem = registry.build_problem(args.target, data_ss, scale=args.scale, data=data, **tparams)
+    if args.accept_target is not None:
+        if spec.step_param is None:
+            raise ValueError(f"method {args.method!r} has no step size to tune")
+        step, acc = tune_step(args.method, problem, args.accept_target, tune_ss,
+                              **{k: v for k, v in hyper.items() if k != spec.step_param})
+        hyper[spec.step_param] = step
+        print(f"tuned {spec.step_param}={step:.6g} (pilot acceptance {acc:.3f})", file=sys.stderr)
+    from tqdm import tqdm
+
+    with tqdm(total=args.iters, desc=f"{args.method} on {args.target}", unit="it",
+              disable=args.quiet, file=sys.stderr) as bar:
+        res = registry.run(args.method, problem, args.iters, chain_ss, thin=args.thin,
+                           progress=bar.update, **hyper)
+    from samplers.result import atomic_write_text, config_hash
+
+    cfg = {"method": args.method, "target": args.target, "scale": args.scale, "iters": args.iters,
+           "thin": args.thin, "hyper": hyper, "target_params": tparams,
+           "accept_target": args.accept_target}
+    res.config_hash = config_hash(cfg)
+    res.seed = f"{args.seed}:{res.seed}"
+    row = res.summary()
+    if args.out:
+        out = Path(args.out)
+        if out.suffix == ".npz":
+            res.save(out)
+        elif out.suffix == ".json":
+            rec = {**row, "samples": res.samples.tolist(), "accepted": res.accepted.tolist(),
+                   "n_evals": res.n_evals.tolist()}
+            atomic_write_text(out, json.dumps(rec, default=float))
+        else:
+            raise ValueError("--out must end in .npz or .json")
+    print(json.dumps(row, default=float, indent=1))
+    return 0
+
+
+def _parse_kv(items: list[str] | None):
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"expected KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        yield k, _parse_value(v)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mcmc-bench", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("methods", help="list registered methods").set_defaults(func=_cmd_methods)
+    sub.add_parser("targets", help="list registered targets").set_defaults(func=_cmd_targets)
+    r = sub.add_parser("run", help="run one method on one target")
+    r.add_argument("--method", required=True)
+    r.add_argument("--target", required=True)
+    r.add_argument("--iters", type=int, default=10_000)
+    r.add_argument("--thin", type=int, default=1)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--scale", choices=("paper", "smoke"), default="smoke")
+    r.add_argument("--accept-target", type=float, default=None,
+                   help="tune the step size to this acceptance rate with pilot runs first")
+    r.add_argument("--param", "-p", action="append", help="hyperparameter KEY=VALUE (repeatable)")
+    r.add_argument("--target-param", "-t", action="append", help="target parameter KEY=VALUE")
+    r.add_argument("--data", default=None, help="dataset name for data-backed targets")
+    r.add_argument("--out", default=None, help="write the result record (.npz or .json)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=_cmd_run)
+    for name in PLUGINS:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue  # subcommand package not installed in this checkout yet
+        mod.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        rc = args.func(args)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"mcmc-bench: error: {e}", file=sys.stderr)
+        return 2
+    if getattr(args, "verbose", False):
+        print(f"done in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Experiment contract shared by the workflow, the CLI and every family.
+
+An experiment (one paper table/figure group) registers in ``bench/experiments/<family>.py`` as
+``EXPERIMENTS = [Experiment(...)]``. The workflow never needs editing to add one:
+
+* ``settings[scale]`` (scale = "paper" | "smoke") holds the parameters; ``notes`` explains any
+  reduction from the paper (e.g. fewer replicates) — the config files may override per experiment.
+* ``cells(settings) -> list[dict]``: one dict of JSON-able parameters per cell (method x target x
+  setting x seed shard); each must contain a unique ``"cell"`` id string (file-name safe).
+* ``run_cell(params, seed: SeedSequence, ctx) -> list[dict]``: runs the cell, returns result rows
+  (flat dicts; the runner adds ``experiment, cell, config_hash, seed, wall_seconds, status``).
+  ``ctx`` gives ``data(name)`` (dataset loader; raises ``DataUnavailable``) and ``out_dir``.
+* ``summarize(rows: DataFrame, settings, out: Outputs) -> None``: writes tables
+  (``out.table(name, df)`` -> results/<name>.csv + .md) and figures (``out.figure(name, fig)`` ->
+  paper_figs/<name>.png + .pdf). Tables that counterpart a paper table carry a ``paper_value`` column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    family: str
+    paper: str
+    description: str
+    settings: dict[str, dict[str, Any]]  # {"paper": {...}, "smoke": {...}}
+    cells: Callable[[dict[str, Any]], list[dict[str, Any]]]
+    run_cell: Callable[..., list[dict[str, Any]]]
+    summarize: Callable[..., None]
+    notes: str = ""
+    datasets: tuple[str, ...] = field(default_factory=tuple)
