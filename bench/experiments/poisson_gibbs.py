@@ -1,0 +1,5 @@
+"""Experiments of the poisson_gibbs family (registered in EXPERIMENTS; see bench/experiment.py)."""
+
+from bench.experiment import Experiment  # noqa: F401
+
+EXPERIMENTS: list = []

@@ -1,0 +1,1 @@
+"""One check-registration module per family."""

@@ -1,0 +1,5 @@
+"""Checks of the exact_mh family (registered in CHECKS; see verify/checks.py)."""
+
+from verify.checks import Check  # noqa: F401
+
+CHECKS: list = []
