@@ -2,7 +2,7 @@
 
 * :func:`digit_pair` is the recipe of seed 001 App. F / notes ``exact_minibatch_mh.md`` §5 (also
   seed 002 §6.1 for 7v9): the two digits from the official train/test splits, pixels / 255,
-  PCA fitted on the training split only (centred by the train mean, SVD, no whitening), no
+  PCA fitted on the training split only (centred by the train mean, no whitening), no
   intercept; label 1 for the second digit. 3v5 gives 11,552 / 1,902 and 7v9 12,214 / 2,037 rows.
 * :func:`mnist_1v7` is seed 004 §6.2 (MNIST-13k / MNIST-100k): raw pixels / 255 (784 features,
   no bias), test = all 1s and 7s of the test split (2,163). Infinite MNIST (Loosli et al. 2007)
@@ -126,18 +126,24 @@ def _source_hashes() -> dict[str, str | None]:
 
 
 def pca_fit(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """PCA by SVD of the centred ``X``: (components (k, d) orthonormal rows, mean, variances).
+    """PCA of ``X`` (rows = samples): (components (k, d) orthonormal rows, mean, variances).
 
-    Sign convention: each component's largest-magnitude entry is positive.
+    Eigendecomposition of the sample covariance of the centred data (same subspace as an SVD of
+    the centred data, ~10x faster for MNIST's 784 columns). Sign convention: each component's
+    largest-magnitude entry is positive.
     """
-    if not 1 <= k <= min(X.shape):
-        raise ValueError(f"pca={k} must be in 1..{min(X.shape)}")
+    n, d = X.shape
+    if not 1 <= k <= min(n - 1, d):
+        raise ValueError(f"pca={k} must be in 1..{min(n - 1, d)}")
     mean = X.mean(axis=0)
-    _, s, vt = np.linalg.svd(X - mean, full_matrices=False)
-    comps = vt[:k].copy()
+    Xc = X - mean
+    cov = (Xc.T @ Xc) / (n - 1)
+    w, v = np.linalg.eigh(cov)
+    order = np.argsort(w)[::-1][:k]
+    comps = v[:, order].T.copy()
     signs = np.sign(comps[np.arange(k), np.abs(comps).argmax(axis=1)])
     comps *= signs[:, None]
-    return comps, mean, s[:k] ** 2 / (X.shape[0] - 1)
+    return comps, mean, w[order]
 
 
 def digit_pair(
@@ -165,7 +171,7 @@ def digit_pair(
         "digits": [int(a), int(b)],
         "pca": None if pca is None else int(pca),
         "scale": 255,
-        "pca_fit": "train-only, centred, svd, no whitening, no intercept",
+        "pca_fit": "train-only, centred, covariance eigh, no whitening, no intercept",
         "sources": _source_hashes(),
     }
     path = cache_path(f"mnist_{a}v{b}_pca{pca}", recipe, cache_dir)
