@@ -563,9 +563,9 @@ def mse_running(samples, ref_mean, ref_var=None, checkpoints=None, ddof: int = 1
     """
     x, _ = _draws_2d(samples, "samples", 1)
     n, d = x.shape
-    rm = np.broadcast_to(_finite_array(ref_mean, "ref_mean"), (d,)).copy()
     if np.ndim(ref_mean) > 1 or (np.ndim(ref_mean) == 1 and np.shape(ref_mean)[0] != d):
         raise ValueError(f"ref_mean must have shape ({d},); got {np.shape(ref_mean)}")
+    rm = np.broadcast_to(_finite_array(ref_mean, "ref_mean"), (d,)).copy()
     if not isinstance(ddof, int | np.integer) or ddof < 0:
         raise ValueError(f"ddof must be a non-negative integer; got {ddof!r}")
     do_var = ref_var is not None
