@@ -176,7 +176,11 @@ def test_ess_identity_within_one_percent_of_arviz_mean(long_ar, ar_chain, rw_cha
     for x in (ar_chain, rw_chain, long_ar[0.9]):
         assert rel_err(M.ess(x, "mean"), arviz_ess(x, "mean")) <= 1e-8
     x = long_ar[0.9]
-    assert rel_err(M.ess(x, "identity"), arviz_ess(x, "mean")) < 0.01
+    ref = arviz_ess(x, "mean")
+    assert rel_err(M.ess(x, "identity"), ref) < 0.01
+    # mutant: identity ESS without the monotone step must fail the 1% check
+    no_mono, _ = M._ess_core(x, "identity", _monotone=False)
+    assert rel_err(no_mono, ref) > 0.01
 
 
 # ----------------------------------------------------------------------------------------------
@@ -342,6 +346,9 @@ def test_mcse_mean():
     # AR(1) rho = 0.9 unit innovations: var = 1/0.19, ESS = n/19 -> MCSE = sqrt(100/n)
     y = ar1(1_000_000, 1, 0.9, np.random.default_rng(SEED + 9))[:, 0]
     assert M.mcse_mean(y) == pytest.approx(math.sqrt(100 / 1e6), rel=0.06)
+    # mutant: the naive iid standard error sd / sqrt(n) must fail the same check
+    naive = y.std(ddof=1) / math.sqrt(y.size)
+    assert naive != pytest.approx(math.sqrt(100 / 1e6), rel=0.06)
 
 
 # ----------------------------------------------------------------------------------------------
