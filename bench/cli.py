@@ -53,7 +53,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     tparams = dict(_parse_kv(args.target_param))
     data = None
     if tspec.data is not None:
-        from bench.datasets import load_named  # dataset registry of the bench layer
+        from bench.data_registry import load_named  # dataset names -> loaders
 
         data = load_named(args.data or tspec.data)
     root = np.random.SeedSequence(args.seed)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from samplers.problem import Problem
-from samplers.specs import MethodSpec, TargetSpec
 from samplers.result import ChainResult
+from samplers.specs import MethodSpec, TargetSpec
 
 FAMILY_MODULES = (
     "samplers.methods.baselines",

@@ -1,0 +1,36 @@
+# Two entry points (README quick start). Each creates .venv if missing.
+#   make run   -> the workflow on the smoke config (every registered cell at tiny scale)
+#   make test  -> the whole test suite (unit, statistical, verify --quick, workflow smoke, benchmarks)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+JOBS ?= 2
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+export MCMC_BENCH_MIRROR ?= $(abspath $(CURDIR)/../shared/datasets)
+
+.PHONY: run paper test lint env clean-cache
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	@touch $@
+
+run: env
+	$(BIN)/snakemake -j$(JOBS) --configfile config/smoke.yaml
+
+paper: env
+	$(BIN)/snakemake -j8
+
+test: env
+	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-only -p no:xdist
+
+lint: env
+	$(BIN)/ruff check samplers verify bench tests
+
+clean-cache:
+	rm -rf $(NUMBA_CACHE_DIR)
