@@ -164,6 +164,12 @@ def test_blob_verified_copy_records_sha256(tmp_path):
     p = ds.fetch_remote(remote, data_dir=tmp_path / "d", mirror=mirror, offline=True)
     side = p.with_name("small.txt.sha256").read_text().split()[0]
     assert side == hashlib.sha256(FIXTURE.read_bytes()).hexdigest()
+    # a copy placed by hand in the data dir is verified and gets its sha256 recorded
+    manual = tmp_path / "d3" / "mb" / "small.txt"
+    manual.parent.mkdir(parents=True)
+    shutil.copy(FIXTURE, manual)
+    assert ds.fetch_remote(remote, data_dir=tmp_path / "d3", offline=True) == manual
+    assert manual.with_name("small.txt.sha256").read_text().split()[0] == side
     # a one-byte change breaks the blob id
     (mirror / "mb/small.txt").write_bytes(FIXTURE.read_bytes().replace(b"E+0", b"E-0", 1))
     with pytest.raises(ValueError, match=blob):
