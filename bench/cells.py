@@ -1,0 +1,349 @@
+"""Generic cell machinery: settings, enumeration, seeds, running one cell, aggregation.
+
+Every experiment (see :mod:`bench.experiment`) plugs in here; the Snakefile and the CLI only call
+these functions, so adding an experiment never edits the workflow.
+
+Settings
+    ``experiment_settings(exp, scale, overrides)`` = ``exp.settings[scale]`` deep-merged with the
+    workflow config's ``overrides[exp.id]["settings"]`` (unknown keys are rejected; every override
+    carries a written ``reason``, enforced by the config schema).
+Seeds
+    One :class:`numpy.random.SeedSequence` per cell: entropy = the config's ``root_seed``, spawn key
+    = four 32-bit words of ``sha256("<experiment>/<cell>")``. It depends only on the root seed and
+    the cell id, so adding, removing or reordering cells never changes another cell's seed. Runs and
+    chains inside a cell take :func:`child_seed` ``(cell_seed, run, chain)`` (spawn key extended by
+    the indices; independent of call order).
+Cell records
+    ``results/cells/<experiment>/<cell>.json`` (atomic write): experiment, cell, params, scale,
+    config_hash (of experiment, scale, settings and params), seed, wall_seconds, status, message,
+    rows. ``status`` is ``"ok"``, ``"data unavailable"`` (a :class:`DataUnavailable` was raised
+    anywhere in the cell: no crash, the tables show it) or ``"error"`` (message + traceback kept;
+    the workflow's ``check_cells`` step then fails loudly).
+Aggregation
+    ``aggregate(exp, settings, records, out)`` builds one DataFrame (all rows of ok cells, plus one
+    row per cell that is not ok with its params, ``status`` and ``message``), writes the generic
+    ``<experiment>_cells`` status table and calls ``exp.summarize(df, settings, out)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import platform
+import re
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.experiment import Experiment
+from samplers.result import _jsonable, atomic_write_text, config_hash
+
+STATUS_OK = "ok"
+STATUS_UNAVAILABLE = "data unavailable"
+STATUS_ERROR = "error"
+STATUSES = (STATUS_OK, STATUS_UNAVAILABLE, STATUS_ERROR)
+SCALES = ("paper", "smoke")
+CELL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$")
+DEFAULT_ROOT_SEED = 20261122
+RECORD_FIELDS = ("experiment", "cell", "config_hash", "seed", "wall_seconds", "status")
+CELLS_COLUMNS = [
+    "experiment",
+    "cell",
+    "status",
+    "config_hash",
+    "seed",
+    "wall_seconds",
+    "n_rows",
+    "message",
+    "finished_utc",
+    "path",
+]
+
+
+# ------------------------------------------------------------------------------ settings / cells
+def _deep_merge(base: dict, over: dict, where: str) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if k not in out:
+            raise ValueError(f"{where}: unknown setting {k!r}; known: {sorted(out)}")
+        if isinstance(out[k], dict) and isinstance(v, dict):
+            out[k] = _deep_merge(out[k], v, f"{where}.{k}")
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = None) -> dict:
+    """Settings of ``exp`` at ``scale`` with the config's overrides for it applied."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    if scale not in exp.settings:
+        raise ValueError(f"experiment {exp.id!r} has no {scale!r} settings")
+    over = (overrides or {}).get(exp.id) or {}
+    return _deep_merge(exp.settings[scale], over.get("settings") or {}, f"overrides.{exp.id}")
+
+
+def enumerate_cells(exp: Experiment, settings: dict) -> list[dict]:
+    """``exp.cells(settings)``, checked: unique, file-name safe ``"cell"`` ids, JSON-able params."""
+    cells = exp.cells(settings)
+    if not isinstance(cells, list):
+        raise ValueError(f"{exp.id}.cells() must return a list, got {type(cells).__name__}")
+    seen: set[str] = set()
+    for p in cells:
+        cid = p.get("cell") if isinstance(p, dict) else None
+        if not isinstance(cid, str) or not CELL_RE.match(cid):
+            raise ValueError(f"{exp.id}: cell id {cid!r} is not a file-name safe string")
+        if cid in seen:
+            raise ValueError(f"{exp.id}: cell id {cid!r} appears twice")
+        seen.add(cid)
+        try:
+            json.dumps(p, default=_jsonable)
+        except TypeError as e:
+            raise ValueError(f"{exp.id}/{cid}: params are not JSON-able ({e})") from None
+    return cells
+
+
+def find_cell(exp: Experiment, settings: dict, cell_id: str) -> dict:
+    """The params of cell ``cell_id`` (ValueError listing a few known ids if absent)."""
+    cells = enumerate_cells(exp, settings)
+    for p in cells:
+        if p["cell"] == cell_id:
+            return p
+    few = ", ".join(c["cell"] for c in cells[:8]) + (" ..." if len(cells) > 8 else "")
+    raise ValueError(f"experiment {exp.id!r} has no cell {cell_id!r}; cells: {few}")
+
+
+# ------------------------------------------------------------------------------ seeds
+def cell_seed(root_seed: int, exp_id: str, cell_id: str) -> np.random.SeedSequence:
+    """SeedSequence of one cell: entropy ``root_seed``, spawn key from sha256 of the cell id."""
+    if not isinstance(root_seed, (int, np.integer)) or isinstance(root_seed, bool) or root_seed < 0:
+        raise ValueError(f"root_seed must be a non-negative integer, got {root_seed!r}")
+    digest = hashlib.sha256(f"{exp_id}/{cell_id}".encode()).digest()
+    key = tuple(int.from_bytes(digest[4 * i : 4 * i + 4], "little") for i in range(4))
+    return np.random.SeedSequence(int(root_seed), spawn_key=key)
+
+
+def child_seed(ss: np.random.SeedSequence, *index: int) -> np.random.SeedSequence:
+    """Seed of run/chain ``index`` inside a cell (spawn key extended; order-independent)."""
+    if not index or any(not isinstance(i, (int, np.integer)) or i < 0 for i in index):
+        raise ValueError(f"child_seed needs non-negative integer indices, got {index!r}")
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + tuple(map(int, index)))
+
+
+def seed_label(ss: np.random.SeedSequence) -> str:
+    """Printable seed ``entropy:[spawn key]`` (the same format as ChainResult.seed)."""
+    return f"{ss.entropy}:{list(ss.spawn_key)}"
+
+
+# ------------------------------------------------------------------------------ context
+@dataclass
+class CellContext:
+    """What ``run_cell(params, seed, ctx)`` gets besides params and seed."""
+
+    experiment: str
+    cell: str
+    scale: str
+    settings: dict
+    out_dir: Path
+    data_dir: str | None = None
+    mirror: str | None = None
+    _data: dict = field(default_factory=dict, repr=False)
+
+    def data(self, name: str) -> Any:
+        """Dataset ``name`` via :func:`bench.data_registry.load_named` (raises DataUnavailable)."""
+        if name not in self._data:
+            from bench.data_registry import load_named
+
+            self._data[name] = load_named(name, data_dir=self.data_dir, mirror=self.mirror)
+        return self._data[name]
+
+
+def _is_unavailable(exc: BaseException) -> bool:
+    from bench.datasets import DataUnavailable
+
+    seen = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, DataUnavailable):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def cell_config_hash(exp_id: str, scale: str, settings: dict, params: dict) -> str:
+    """Hash identifying what a cell computes (seed excluded: it is recorded on its own)."""
+    return config_hash({"experiment": exp_id, "scale": scale, "settings": settings, "params": params})
+
+
+def run_one(
+    exp: Experiment,
+    params: dict,
+    *,
+    scale: str,
+    settings: dict,
+    root_seed: int,
+    out: str | os.PathLike,
+    data_dir: str | None = None,
+    mirror: str | None = None,
+) -> dict:
+    """Run one cell and write its record to ``out`` atomically; returns the record.
+
+    Never raises for a failing cell: DataUnavailable -> status "data unavailable", any other
+    exception -> status "error" with message and traceback (the caller decides the exit code).
+    """
+    out = Path(out)
+    cid = params["cell"]
+    ss = cell_seed(root_seed, exp.id, cid)
+    chash = cell_config_hash(exp.id, scale, settings, params)
+    ctx = CellContext(exp.id, cid, scale, settings, out.with_suffix(".d"), data_dir, mirror)
+    status, message, tb, rows = STATUS_OK, "", "", []
+    t0 = time.perf_counter()
+    try:
+        rows = exp.run_cell(copy.deepcopy(params), ss, ctx)
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise TypeError(f"{exp.id}.run_cell must return a list of dicts, got {type(rows)}")
+    except Exception as e:  # noqa: BLE001 -- recorded, never swallowed silently
+        rows = []
+        message = f"{type(e).__name__}: {e}"
+        if _is_unavailable(e):
+            status = STATUS_UNAVAILABLE
+        else:
+            status, tb = STATUS_ERROR, traceback.format_exc()
+    wall = time.perf_counter() - t0
+    seed = seed_label(ss)
+    stamp = {
+        "experiment": exp.id,
+        "cell": cid,
+        "config_hash": chash,
+        "seed": seed,
+        "wall_seconds": wall,
+        "status": status,
+    }
+    rows = [{**r, **stamp} for r in rows]
+    rec = {
+        **stamp,
+        "message": message,
+        "traceback": tb,
+        "scale": scale,
+        "root_seed": int(root_seed),
+        "params": params,
+        "n_rows": len(rows),
+        "rows": rows,
+        "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "python": platform.python_version(),
+    }
+    atomic_write_text(out, json.dumps(rec, default=_jsonable, indent=1) + "\n")
+    return rec
+
+
+def load_record(path: str | os.PathLike) -> dict:
+    """Read a cell record (ValueError if it is not one)."""
+    path = Path(path)
+    try:
+        rec = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a JSON cell record ({e})") from None
+    missing = [k for k in RECORD_FIELDS + ("rows", "params") if k not in rec]
+    if missing or rec["status"] not in STATUSES:
+        raise ValueError(f"{path}: not a cell record (missing {missing}, status {rec.get('status')})")
+    return rec
+
+
+def is_finished(path: str | os.PathLike, chash: str | None = None) -> bool:
+    """True when ``path`` holds an ok / data-unavailable record (with hash ``chash`` if given)."""
+    try:
+        rec = load_record(path)
+    except (OSError, ValueError):
+        return False
+    return rec["status"] != STATUS_ERROR and (chash is None or rec["config_hash"] == chash)
+
+
+# ------------------------------------------------------------------------------ aggregation
+def _flat(v: Any) -> Any:
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, default=_jsonable)
+    return v
+
+
+def records_frame(records: Iterable[dict]) -> pd.DataFrame:
+    """All rows of ok cells + one row (params, status, message) per cell that is not ok."""
+    rows: list[dict] = []
+    for rec in records:
+        if rec["status"] == STATUS_OK:
+            rows.extend(rec["rows"])
+        else:
+            base = {k: _flat(v) for k, v in rec["params"].items()}
+            rows.append({**base, **{k: rec[k] for k in RECORD_FIELDS}, "message": rec["message"]})
+    df = pd.DataFrame(rows)
+    for k in RECORD_FIELDS:
+        if k not in df.columns:
+            df[k] = pd.Series(dtype=object)
+    return df
+
+
+def cells_frame(records: Iterable[tuple[str, dict]]) -> pd.DataFrame:
+    """``results/cells.csv`` rows from ``(path, record)`` pairs."""
+    rows = []
+    for path, rec in records:
+        rows.append(
+            {
+                "experiment": rec["experiment"],
+                "cell": rec["cell"],
+                "status": rec["status"],
+                "config_hash": rec["config_hash"],
+                "seed": rec["seed"],
+                "wall_seconds": rec["wall_seconds"],
+                "n_rows": rec.get("n_rows", 0),
+                "message": rec.get("message", ""),
+                "finished_utc": rec.get("finished_utc", ""),
+                "path": str(path),
+            }
+        )
+    return pd.DataFrame(rows, columns=CELLS_COLUMNS)
+
+
+def collect_records(
+    exp: Experiment, settings: dict, scale: str, cells_dir: str | os.PathLike
+) -> list[tuple[Path, dict]]:
+    """Records of every cell of ``exp`` (missing or stale files -> ValueError naming them)."""
+    missing, stale, out = [], [], []
+    for p in enumerate_cells(exp, settings):
+        path = Path(cells_dir) / exp.id / f"{p['cell']}.json"
+        if not path.exists():
+            missing.append(str(path))
+            continue
+        rec = load_record(path)
+        if rec["config_hash"] != cell_config_hash(exp.id, scale, settings, p):
+            stale.append(str(path))
+        out.append((path, rec))
+    if missing:
+        raise ValueError(f"{exp.id}: {len(missing)} cell file(s) missing, e.g. {missing[:3]}")
+    if stale:
+        raise ValueError(
+            f"{exp.id}: {len(stale)} cell file(s) computed with another config (rerun them), e.g. {stale[:3]}"
+        )
+    return out
+
+
+def aggregate(exp: Experiment, settings: dict, records: list[dict], out: Any) -> pd.DataFrame:
+    """Status table ``<exp>_cells`` + ``exp.summarize(df, settings, out)``; returns the frame."""
+    df = records_frame(records)
+    status = cells_frame(("", r) for r in records).drop(columns=["path"])
+    out.table(
+        f"{exp.id}_cells",
+        status,
+        caption=f"Cells of experiment {exp.id}: status, config hash, seed, wall time.",
+    )
+    exp.summarize(df, settings, out)
+    return df

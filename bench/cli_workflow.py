@@ -1,0 +1,297 @@
+"""Workflow subcommands of ``mcmc-bench`` (plugged in by ``bench.cli``; the Snakefile calls these).
+
+* ``experiments``  list registered experiments
+* ``cells``        list the cell ids of one experiment at a scale
+* ``cell``         run one cell -> results/cells/<exp>/<cell>.json (atomic)
+* ``aggregate``    one experiment's cell records -> tables (results/) and figures (paper_figs/)
+* ``cells-table``  every cell of the selected experiments -> results/cells.csv (+ .md)
+* ``check-cells``  exit 1 (listing them) if results/cells.csv has cells with status "error"
+* ``prepare-data`` fetch + preprocess one named dataset, write a status JSON (never crashes on
+                   missing data: status "data unavailable")
+
+``--config FILE`` is a workflow config (YAML/JSON, same keys as config/default.yaml: ``scale``,
+``root_seed``, ``overrides``, ``mirror``, ``data_dir``, ``experiments``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from samplers.result import atomic_write_text
+
+
+# ------------------------------------------------------------------------------ config
+def load_config(path: str | None) -> dict[str, Any]:
+    """Read a workflow config (YAML or JSON); ``None`` -> empty config."""
+    if path is None:
+        return {}
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"config file {path} not found")
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: not valid YAML/JSON ({e})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path}: a config must be a mapping")
+    return cfg
+
+
+def _scale(args: argparse.Namespace, cfg: dict) -> str:
+    scale = args.scale or cfg.get("scale") or "smoke"
+    if cfg.get("scale") and args.scale and args.scale != cfg["scale"]:
+        raise ValueError(f"--scale {args.scale} contradicts scale {cfg['scale']!r} in --config")
+    return scale
+
+
+def _mirror(cfg: dict) -> str | None:
+    m = cfg.get("mirror") or os.environ.get("MCMC_BENCH_MIRROR") or None
+    return str(m) if m else None
+
+
+def selected_experiments(cfg: dict) -> list[str]:
+    """Experiment ids the config selects (``experiments: all`` or a list; unknown -> error)."""
+    from bench.experiments import all_experiments, get_experiment
+
+    sel = cfg.get("experiments", "all")
+    if sel in (None, "all"):
+        return list(all_experiments())
+    if not isinstance(sel, list):
+        raise ValueError(f"experiments must be 'all' or a list of ids, got {sel!r}")
+    return [get_experiment(e).id for e in sel]
+
+
+def _settings(exp_id: str, scale: str, cfg: dict):
+    from bench.cells import experiment_settings
+    from bench.experiments import get_experiment
+
+    exp = get_experiment(exp_id)
+    return exp, experiment_settings(exp, scale, cfg.get("overrides"))
+
+
+# ------------------------------------------------------------------------------ commands
+def _cmd_experiments(args: argparse.Namespace) -> int:
+    from bench.experiments import all_experiments
+
+    for e in all_experiments().values():
+        data = f"[data: {', '.join(e.datasets)}]" if e.datasets else ""
+        print(f"{e.id:28s} {e.family:14s} {e.paper:28s} {e.description} {data}")
+    return 0
+
+
+def _cmd_cells(args: argparse.Namespace) -> int:
+    from bench.cells import enumerate_cells
+
+    cfg = load_config(args.config)
+    exp, settings = _settings(args.experiment, _scale(args, cfg), cfg)
+    for p in enumerate_cells(exp, settings):
+        print(p["cell"])
+    return 0
+
+
+def _cmd_cell(args: argparse.Namespace) -> int:
+    from bench.cells import STATUS_ERROR, cell_config_hash, find_cell, is_finished, run_one
+
+    cfg = load_config(args.config)
+    scale = _scale(args, cfg)
+    exp, settings = _settings(args.experiment, scale, cfg)
+    params = find_cell(exp, settings, args.cell)
+    out = Path(args.out or Path(cfg.get("cells_dir", "results/cells")) / exp.id / f"{args.cell}.json")
+    if args.skip_finished and is_finished(out, cell_config_hash(exp.id, scale, settings, params)):
+        print(f"{out}: finished already (skipped)", file=sys.stderr)
+        return 0
+    rec = run_one(
+        exp,
+        params,
+        scale=scale,
+        settings=settings,
+        root_seed=int(cfg.get("root_seed", args.root_seed)),
+        out=out,
+        data_dir=cfg.get("data_dir_raw"),
+        mirror=_mirror(cfg),
+    )
+    msg = f"{exp.id}/{args.cell}: {rec['status']} in {rec['wall_seconds']:.1f}s"
+    if rec["message"]:
+        msg += f" ({rec['message']})"
+    print(msg, file=sys.stderr)
+    if rec["status"] == STATUS_ERROR:
+        print(rec["traceback"], file=sys.stderr)
+        return 0 if args.record_errors else 1
+    return 0
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from bench.cells import STATUS_ERROR, aggregate, collect_records
+    from bench.outputs import Outputs
+
+    cfg = load_config(args.config)
+    scale = _scale(args, cfg)
+    exp, settings = _settings(args.experiment, scale, cfg)
+    pairs = collect_records(exp, settings, scale, args.cells_dir)
+    out = Outputs(args.results_dir, args.figs_dir, experiment=exp.id, assets_dir=args.assets_dir)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    aggregate(exp, settings, [r for _, r in pairs], out)
+    manifest = args.manifest or Path(args.results_dir) / "manifests" / f"{exp.id}.json"
+    out.write_manifest(manifest)
+    bad = [r["cell"] for _, r in pairs if r["status"] == STATUS_ERROR]
+    if bad:
+        print(f"warning: {exp.id}: {len(bad)} cell(s) with status error: {bad[:5]}", file=sys.stderr)
+    print(f"{exp.id}: {len(out.manifest)} outputs -> {manifest}", file=sys.stderr)
+    return 0
+
+
+def _cmd_cells_table(args: argparse.Namespace) -> int:
+    from bench.cells import cells_frame, collect_records
+    from bench.outputs import markdown_table
+
+    cfg = load_config(args.config)
+    scale = _scale(args, cfg)
+    pairs = []
+    for eid in selected_experiments(cfg):
+        exp, settings = _settings(eid, scale, cfg)
+        pairs += collect_records(exp, settings, scale, args.cells_dir)
+    df = cells_frame(pairs)
+    out = Path(args.out)
+    atomic_write_text(out, df.to_csv(index=False))
+    counts = df["status"].value_counts().to_dict()
+    atomic_write_text(
+        out.with_suffix(".md"),
+        f"# cells\n\nstatus counts: {json.dumps(counts)}\n\n" + markdown_table(df),
+    )
+    print(f"{len(df)} cells: {counts}", file=sys.stderr)
+    return 0
+
+
+def _cmd_check_cells(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    df = pd.read_csv(args.table, keep_default_na=False)
+    bad = df[df["status"] == "error"]
+    counts = df["status"].value_counts().to_dict()
+    if len(bad):
+        print(f"{len(bad)} of {len(df)} cells failed (status error):", file=sys.stderr)
+        for _, r in bad.iterrows():
+            print(f"  {r['path']}: {r['message']}", file=sys.stderr)
+        print(
+            "fix, then rerun them with: snakemake --forcerun " + " ".join(bad["path"]),
+            file=sys.stderr,
+        )
+        return 1
+    text = f"all {len(df)} cells finished: {json.dumps(counts)}\n"
+    if args.out:
+        atomic_write_text(args.out, text)
+    print(text, end="", file=sys.stderr)
+    return 0
+
+
+def _cmd_prepare_data(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from bench.cells import _is_unavailable
+    from bench.data_registry import get_dataset, load_named
+    from bench.datasets import fetch
+
+    cfg = load_config(args.config)
+    entry = get_dataset(args.name)
+    rec: dict[str, Any] = {
+        "name": entry.name,
+        "files": list(entry.files),
+        "description": entry.description,
+    }
+    try:
+        if args.download_only:
+            rec["paths"] = [str(fetch(f, cfg.get("data_dir_raw"), _mirror(cfg))) for f in entry.files]
+        else:
+            obj = load_named(args.name, data_dir=cfg.get("data_dir_raw"), mirror=_mirror(cfg))
+            if isinstance(obj, dict):
+                rec["shapes"] = {
+                    k: list(np.shape(v)) if hasattr(v, "shape") else len(v)
+                    for k, v in obj.items()
+                    if hasattr(v, "shape") or isinstance(v, list)
+                }
+            else:
+                rec["shapes"] = {"array": list(np.shape(obj))}
+        rec["status"] = "ok"
+    except Exception as e:  # noqa: BLE001
+        if not _is_unavailable(e):
+            raise
+        rec["status"], rec["message"] = "data unavailable", str(e)
+        print(f"{args.name}: data unavailable ({e})", file=sys.stderr)
+    atomic_write_text(args.out, json.dumps(rec, indent=1) + "\n")
+    return 0
+
+
+# ------------------------------------------------------------------------------ parser
+def _common(p: argparse.ArgumentParser, experiment: bool = True) -> None:
+    if experiment:
+        p.add_argument("--experiment", "-e", required=True)
+    p.add_argument(
+        "--scale",
+        choices=("paper", "smoke"),
+        default=None,
+        help="default: the config's scale, else smoke",
+    )
+    p.add_argument("--config", default=None, help="workflow config YAML/JSON")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the workflow subcommands to ``mcmc-bench``."""
+    s = subparsers.add_parser("experiments", help="list registered experiments")
+    s.set_defaults(func=_cmd_experiments)
+
+    s = subparsers.add_parser("cells", help="list the cell ids of an experiment")
+    _common(s)
+    s.set_defaults(func=_cmd_cells)
+
+    s = subparsers.add_parser("cell", help="run one cell and write its record")
+    _common(s)
+    s.add_argument("--cell", "-c", required=True)
+    s.add_argument("--out", default=None, help="record path (default results/cells/<e>/<c>.json)")
+    s.add_argument("--root-seed", type=int, default=20261122, help="used when the config has no root_seed")
+    s.add_argument(
+        "--record-errors",
+        action="store_true",
+        help="exit 0 after recording status 'error' (the workflow uses this)",
+    )
+    s.add_argument(
+        "--skip-finished",
+        action="store_true",
+        help="do nothing if --out holds a finished record with the same config hash",
+    )
+    s.set_defaults(func=_cmd_cell)
+
+    s = subparsers.add_parser("aggregate", help="tables and figures of one experiment")
+    _common(s)
+    s.add_argument("--cells-dir", default="results/cells")
+    s.add_argument("--results-dir", default="results")
+    s.add_argument("--figs-dir", default="paper_figs")
+    s.add_argument("--assets-dir", default=None, help="also copy CSV/PNG here (HTML report)")
+    s.add_argument("--manifest", default=None, help="default <results-dir>/manifests/<experiment>.json")
+    s.set_defaults(func=_cmd_aggregate)
+
+    s = subparsers.add_parser("cells-table", help="results/cells.csv over all experiments")
+    _common(s, experiment=False)
+    s.add_argument("--cells-dir", default="results/cells")
+    s.add_argument("--out", default="results/cells.csv")
+    s.set_defaults(func=_cmd_cells_table)
+
+    s = subparsers.add_parser("check-cells", help="fail if any cell has status error")
+    s.add_argument("table", nargs="?", default="results/cells.csv")
+    s.add_argument("--out", default=None, help="write a one-line OK note here on success")
+    s.set_defaults(func=_cmd_check_cells)
+
+    s = subparsers.add_parser("prepare-data", help="fetch + preprocess one named dataset")
+    s.add_argument("name")
+    s.add_argument("--config", default=None)
+    s.add_argument("--download-only", action="store_true", help="fetch + verify the raw files only")
+    s.add_argument("--out", required=True, help="status JSON")
+    s.set_defaults(func=_cmd_prepare_data)
