@@ -129,6 +129,48 @@ def test_download_unreachable_raises_quickly(tmp_path):
     assert _files(tmp_path) == [] and not (tmp_path / "bogus").exists()
 
 
+@pytest.fixture
+def http_dir(tmp_path):
+    """A local HTTP server (127.0.0.1, free port) serving tmp_path/www."""
+    import functools
+    import http.server
+    import threading
+
+    www = tmp_path / "www"
+    www.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
+    handler.log_message = lambda *a, **k: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    yield www, f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_download_with_pooch_verifies(tmp_path, http_dir):
+    www, base = http_dir
+    payload = FIXTURE.read_bytes()
+    (www / "good.txt").write_bytes(payload)
+    (www / "bad.txt").write_bytes(payload[:-1] + b"?")
+    sha = hashlib.sha256(payload).hexdigest()
+    good = ds.RemoteFile("good", "dl/good.txt", f"{base}/good.txt", sha256=sha)
+    p = ds.fetch_remote(good, data_dir=tmp_path / "d", timeout=5)
+    assert p.read_bytes() == payload
+    assert [q.name for q in _files(tmp_path / "d")] == ["good.txt"]
+    bad = ds.RemoteFile("bad", "dl/bad.txt", f"{base}/bad.txt", sha256=sha)
+    with pytest.raises(ValueError, match=sha):
+        ds.fetch_remote(bad, data_dir=tmp_path / "e", timeout=5)
+    assert _files(tmp_path / "e") == []
+    blob = ds.RemoteFile("bad", "dl/bad.txt", f"{base}/bad.txt", git_blob=ds.git_blob_id(payload))
+    with pytest.raises(ValueError, match="git blob id mismatch"):
+        ds.fetch_remote(blob, data_dir=tmp_path / "f", timeout=5)
+    assert _files(tmp_path / "f") == []
+    missing = ds.RemoteFile("gone", "dl/gone.txt", f"{base}/gone.txt", sha256=sha)
+    with pytest.raises(ds.DataUnavailable, match="404"):
+        ds.fetch_remote(missing, data_dir=tmp_path / "g", timeout=5)
+
+
 def test_offline_mode_never_downloads(tmp_path, monkeypatch):
     monkeypatch.setenv("MCMC_BENCH_OFFLINE", "1")
 
@@ -404,9 +446,7 @@ def test_miniboone_fixture_format():
 
 def test_e14_6_format_roundtrip(tmp_path):
     txt = ds.format_miniboone(np.array([[2.89624, -999.0, 0.0, 1e-5, 0.99999999]]), 1)
-    assert txt.splitlines()[1] == (
-        "  0.289624E+01 -0.999000E+03  0.000000E+00  0.100000E-04  0.100000E+01"
-    )
+    assert txt.splitlines()[1] == ("  0.289624E+01 -0.999000E+03  0.000000E+00  0.100000E-04  0.100000E+01")
     X, _ = ds.parse_miniboone(FIXTURE)
     p = tmp_path / "rt.txt"
     p.write_text(ds.format_miniboone(X, 20))
@@ -529,9 +569,7 @@ def test_ieer(tmp_path):
     assert sum(t.startswith("B-") for _, t in toks) == 4953
     three = ds.ieer(("PERSON", "ORGANIZATION", "LOCATION"), data_dir=tmp_path)
     tags = {t for _, d in three for _, t in d}
-    assert tags == {"O"} | {
-        f"{p}-{c}" for p in "BI" for c in ("PERSON", "ORGANIZATION", "LOCATION")
-    }
+    assert tags == {"O"} | {f"{p}-{c}" for p in "BI" for c in ("PERSON", "ORGANIZATION", "LOCATION")}
     assert docs[0][1][:2] == [("NAIROBI", "B-LOCATION"), (",", "O")]
 
 
