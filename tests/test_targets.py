@@ -38,12 +38,24 @@ def test_gradient_matches_finite_differences(name):
         ll = tall.loglik_grad_i(t, i, theta, 1.0, g)
         assert ll == pytest.approx(tall.loglik_i(t, i, theta), rel=1e-12, abs=1e-14)
         eps = 1e-6
-        fd = np.array([(tall.loglik_i(t, i, theta + eps * e) - tall.loglik_i(t, i, theta - eps * e))
-                       / (2 * eps) for e in np.eye(d)])
+        fd = np.array(
+            [
+                (tall.loglik_i(t, i, theta + eps * e) - tall.loglik_i(t, i, theta - eps * e)) / (2 * eps)
+                for e in np.eye(d)
+            ]
+        )
         np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-8)
     g = np.zeros(d)
     lp = tall.log_post_grad(t, theta, g)
     assert lp == pytest.approx(tall.log_post(t, theta), rel=1e-12)
+    # the specialised full-data loops agree with the per-datum functions the minibatch kernels use
+    g_ref = np.zeros(d)
+    tall.log_prior_grad(t, theta, g_ref)
+    lp_ref = tall.log_prior(t, theta)
+    for i in range(t.X.shape[0]):
+        lp_ref += tall.loglik_grad_i(t, i, theta, 1.0, g_ref)
+    assert lp == pytest.approx(lp_ref, rel=1e-10)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["tg", "rlr", "logistic", "mixture", "gauss"])
@@ -158,7 +170,6 @@ def test_poisson_thinning_gives_independent_poisson_counts():
     z = (c - reps * lam) / np.sqrt(reps * lam)  # sum of reps Poisson(lam) counts
     assert np.all(np.abs(z) < stats.norm.isf(1e-4 / 8))
     # a wrong thinning rate (phi + 1) is caught by the same test
-    c2 = counts(prob, al, (a + b).sum(), a, np.minimum(phi + 0.5, b), b, reps,
-                np.random.default_rng(3))
+    c2 = counts(prob, al, (a + b).sum(), a, np.minimum(phi + 0.5, b), b, reps, np.random.default_rng(3))
     z2 = (c2 - reps * lam) / np.sqrt(reps * lam)
     assert np.any(np.abs(z2) > stats.norm.isf(1e-4 / 8))
