@@ -444,6 +444,13 @@ def test_miniboone_fixture_format():
     assert (X == -999.0).all(axis=1).sum() == 2 and (X == -999.0).sum() == 101
 
 
+def test_fixture_is_reproducible():
+    import runpy
+
+    gen = runpy.run_path(str(FIXTURE.with_name("make_miniboone_small.py")))
+    assert gen["make"]() == FIXTURE.read_text()
+
+
 def test_e14_6_format_roundtrip(tmp_path):
     txt = ds.format_miniboone(np.array([[2.89624, -999.0, 0.0, 1e-5, 0.99999999]]), 1)
     assert txt.splitlines()[1] == ("  0.289624E+01 -0.999000E+03  0.000000E+00  0.100000E-04  0.100000E+01")

@@ -30,15 +30,11 @@ __all__ = [
 ]
 
 CONLL2000_SPLITS = ("train", "test")
-CONLL2002_FILES = tuple(
-    f"{lang}.{s}" for lang in ("esp", "ned") for s in ("train", "testa", "testb")
-)
+CONLL2002_FILES = tuple(f"{lang}.{s}" for lang in ("esp", "ned") for s in ("train", "testa", "testb"))
 _TAGSET_COLUMN = {"pos": 1, "chunk": 2, "ner": 2}
 
 
-def parse_conll(
-    text: str, tagset: str = "chunk", name: str = "<text>"
-) -> list[list[tuple[str, ...]]]:
+def parse_conll(text: str, tagset: str = "chunk", name: str = "<text>") -> list[list[tuple[str, ...]]]:
     """Parse ``word POS tag`` lines (blank line ends a sentence) into sentences.
 
     ``tagset`` is ``"pos"`` (column 2), ``"chunk"``/``"ner"`` (column 3) -> (token, tag) pairs,

@@ -244,8 +244,7 @@ def verify_file(
         )
     if remote.git_blob is not None and h["git_blob"] != remote.git_blob:
         raise ValueError(
-            f"{remote.name} ({path}): git blob id mismatch: expected {remote.git_blob}, "
-            f"got {h['git_blob']}"
+            f"{remote.name} ({path}): git blob id mismatch: expected {remote.git_blob}, got {h['git_blob']}"
         )
     if remote.layout == "miniboone":
         if check_layout:
@@ -291,9 +290,7 @@ def _download_verified(remote: RemoteFile, url: str, target: Path, timeout: floa
         known = f"sha256:{remote.sha256}" if remote.sha256 else None
         downloader = pooch.HTTPDownloader(progressbar=False, timeout=timeout)
         try:
-            got = pooch.retrieve(
-                url, known_hash=known, fname=target.name, path=tmpdir, downloader=downloader
-            )
+            got = pooch.retrieve(url, known_hash=known, fname=target.name, path=tmpdir, downloader=downloader)
         except ValueError as exc:  # pooch's hash mismatch (names both hashes)
             raise ValueError(f"{remote.name} ({url}): {exc}") from exc
         except (requests.exceptions.RequestException, OSError) as exc:

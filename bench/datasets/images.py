@@ -31,15 +31,11 @@ def parse_bmp8(data: bytes, name: str = "<bytes>") -> tuple[np.ndarray, np.ndarr
         raise ValueError(f"{name}: not a BMP file (signature {data[:2]!r})")
     file_size, _, offset = struct.unpack_from("<IIi", data, 2)
     if file_size != len(data):
-        raise ValueError(
-            f"{name}: header says {file_size} bytes, file has {len(data)} (truncated?)"
-        )
+        raise ValueError(f"{name}: header says {file_size} bytes, file has {len(data)} (truncated?)")
     (dib,) = struct.unpack_from("<I", data, 14)
     if dib not in _INFO_HEADER_SIZES:
         raise ValueError(f"{name}: unsupported DIB header size {dib} (need BITMAPINFOHEADER)")
-    width, height, planes, bpp, comp, _, _, _, n_used, _ = struct.unpack_from(
-        "<iiHHIIiiII", data, 18
-    )
+    width, height, planes, bpp, comp, _, _, _, n_used, _ = struct.unpack_from("<iiHHIIiiII", data, 18)
     if planes != 1:
         raise ValueError(f"{name}: {planes} colour planes, expected 1")
     if bpp != 8:
@@ -51,17 +47,13 @@ def parse_bmp8(data: bytes, name: str = "<bytes>") -> tuple[np.ndarray, np.ndarr
     n_colors = n_used or 256
     pal_start = 14 + dib
     if n_colors > 256 or pal_start + 4 * n_colors > offset:
-        raise ValueError(
-            f"{name}: palette of {n_colors} entries does not fit before offset {offset}"
-        )
+        raise ValueError(f"{name}: palette of {n_colors} entries does not fit before offset {offset}")
     pal = np.frombuffer(data, np.uint8, 4 * n_colors, pal_start).reshape(n_colors, 4)
     palette = pal[:, 2::-1].copy()  # BGRA -> RGB
     h = abs(height)
     stride = (width + 3) // 4 * 4
     if offset + stride * h > len(data):
-        raise ValueError(
-            f"{name}: pixel data truncated ({len(data) - offset} < {stride * h} bytes)"
-        )
+        raise ValueError(f"{name}: pixel data truncated ({len(data) - offset} < {stride * h} bytes)")
     rows = np.frombuffer(data, np.uint8, stride * h, offset).reshape(h, stride)[:, :width]
     if rows.size and rows.max() >= n_colors:
         raise ValueError(f"{name}: pixel index {rows.max()} outside palette of {n_colors}")

@@ -67,9 +67,7 @@ def format_miniboone(X: np.ndarray, n_signal: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse_miniboone(
-    path: str | os.PathLike, n_features: int = N_FEATURES
-) -> tuple[np.ndarray, np.ndarray]:
+def parse_miniboone(path: str | os.PathLike, n_features: int = N_FEATURES) -> tuple[np.ndarray, np.ndarray]:
     """Parse the MiniBooNE_PID.txt layout into (X float64 (n, n_features), y int64 1=signal).
 
     Validates the count line, the number of rows (= sum of the counts) and the fields per row.
@@ -84,14 +82,12 @@ def parse_miniboone(
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if len(lines) != n_sig + n_bkg:
         raise ValueError(
-            f"{path}: {len(lines)} data rows but the count line says {n_sig} + {n_bkg} = "
-            f"{n_sig + n_bkg}"
+            f"{path}: {len(lines)} data rows but the count line says {n_sig} + {n_bkg} = {n_sig + n_bkg}"
         )
     for i, ln in enumerate(lines):
         if len(ln.split()) != n_features:
             raise ValueError(
-                f"{path}: data row {i + 1} (line {i + 2}) has {len(ln.split())} fields, "
-                f"expected {n_features}"
+                f"{path}: data row {i + 1} (line {i + 2}) has {len(ln.split())} fields, expected {n_features}"
             )
     try:
         X = np.loadtxt(io.BytesIO(b"\n".join(lines)), dtype=np.float64, ndmin=2)
@@ -161,9 +157,7 @@ def load_miniboone(
         raise ValueError(f"missing must be 'mean', 'keep' or 'drop', got {missing!r}")
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-    X, y, sha = _raw_arrays(
-        None if path is None else Path(path), data_dir, mirror, cache_dir, use_cache
-    )
+    X, y, sha = _raw_arrays(None if path is None else Path(path), data_dir, mirror, cache_dir, use_cache)
     miss = X == MISSING_VALUE
     rows_missing = miss.any(axis=1)
     keep = np.flatnonzero(~rows_missing) if missing == "drop" else np.arange(len(X))

@@ -77,9 +77,7 @@ def parse_idx(data: bytes, name: str = "<bytes>") -> np.ndarray:
     need = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
     have = len(data) - header
     if have < need:
-        raise ValueError(
-            f"{name}: truncated IDX payload: dims {dims} need {need} bytes, file has {have}"
-        )
+        raise ValueError(f"{name}: truncated IDX payload: dims {dims} need {need} bytes, file has {have}")
     if have > need:
         raise ValueError(f"{name}: {have - need} trailing bytes after IDX payload (dims {dims})")
     arr = np.frombuffer(data, dtype=dtype, count=need // dtype.itemsize, offset=header)
