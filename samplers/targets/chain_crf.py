@@ -1,0 +1,272 @@
+"""Linear-chain CRFs as data (seed 003 §4.4 counterpart): a batch of sentences with per-token label
+scores and one label-transition matrix; conversion to a :class:`FactorGraph` (one unary factor per
+token, one pairwise factor per adjacent pair); an averaged-perceptron trainer (Collins 2002) on
+sparse token features with Viterbi decoding; IOB chunk extraction and entity-level F1 (CoNLL).
+
+Log-probability of a labelling: sum_t unary[t, x_t] + sum_t trans[x_t, x_{t+1}] (within sentences).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from samplers.kernels.viterbi import viterbi_decode
+from samplers.targets.factor_graph import FactorGraph
+
+
+class ChainCRF(NamedTuple):
+    ptr: np.ndarray  # (S+1,) sentence offsets
+    unary: np.ndarray  # (N, K)
+    trans: np.ndarray  # (K, K)
+
+
+def make_chain(ptr, unary, trans) -> ChainCRF:
+    ptr = np.asarray(ptr, dtype=np.int64)
+    unary = np.ascontiguousarray(unary, dtype=np.float64)
+    trans = np.ascontiguousarray(trans, dtype=np.float64)
+    if unary.ndim != 2 or unary.shape[1] < 2:
+        raise ValueError("unary must be (N, K) with K >= 2")
+    K = unary.shape[1]
+    if trans.shape != (K, K):
+        raise ValueError(f"trans must be ({K}, {K})")
+    if (
+        ptr.ndim != 1
+        or ptr.shape[0] < 2
+        or ptr[0] != 0
+        or ptr[-1] != unary.shape[0]
+        or np.any(np.diff(ptr) < 1)
+    ):
+        raise ValueError("ptr must run from 0 to N with non-empty sentences")
+    if not (np.all(np.isfinite(unary)) and np.all(np.isfinite(trans))):
+        raise ValueError("scores contain NaN/inf")
+    return ChainCRF(ptr, unary, trans)
+
+
+def to_factor_graph(c: ChainCRF) -> FactorGraph:
+    """FactorGraph with the same joint (each table shifted by its minimum, as ``from_tables``):
+    factors 0..N-1 unary (token t), then one pairwise factor (t, t+1) per adjacent pair."""
+    N, K = c.unary.shape
+    last = np.zeros(N, dtype=bool)
+    last[c.ptr[1:] - 1] = True
+    left = np.nonzero(~last)[0].astype(np.int64)  # t with a right neighbour
+    E = left.shape[0]
+    F = N + E
+    fac_ptr = np.concatenate([np.arange(N + 1, dtype=np.int64), N + 2 * np.arange(1, E + 1)])
+    fac_vars = np.concatenate([np.arange(N), np.stack([left, left + 1], 1).ravel()]).astype(np.int64)
+    fac_stride = np.concatenate([np.ones(N, np.int64), np.tile(np.array([K, 1], np.int64), E)])
+    un = c.unary - c.unary.min(axis=1, keepdims=True)
+    tr = c.trans - c.trans.min()
+    tables = np.concatenate([un.ravel(), np.tile(tr.ravel(), E)])
+    tab_ptr = np.concatenate([K * np.arange(N + 1, dtype=np.int64), N * K + K * K * np.arange(1, E + 1)])
+    M = np.concatenate([un.max(axis=1), np.full(E, tr.max())])
+    # CSR var -> factors: unary first, then left pair (t-1, t), then right pair (t, t+1)
+    pair_of_left = np.full(N, -1, dtype=np.int64)
+    pair_of_left[left] = N + np.arange(E)
+    lists = []
+    for t in range(N):
+        fs = [t]
+        if t > 0 and pair_of_left[t - 1] >= 0:
+            fs.append(int(pair_of_left[t - 1]))
+        if pair_of_left[t] >= 0:
+            fs.append(int(pair_of_left[t]))
+        lists.append(fs)
+    var_ptr = np.zeros(N + 1, dtype=np.int64)
+    var_ptr[1:] = np.cumsum([len(a) for a in lists])
+    var_fac = np.array([f for a in lists for f in a], dtype=np.int64)
+    return FactorGraph(
+        int(N),
+        np.full(N, K, dtype=np.int64),
+        fac_ptr,
+        fac_vars,
+        fac_stride,
+        tab_ptr,
+        tables,
+        M,
+        var_ptr,
+        var_fac,
+    )
+
+
+def random_chain(seed: int, n_sent: int, length: int, K: int, scale: float = 1.0) -> ChainCRF:
+    """Synthetic chain CRF with N(0, scale^2) unary and transition scores (tests, smoke)."""
+    rng = np.random.default_rng(seed)
+    N = n_sent * length
+    return make_chain(
+        np.arange(0, N + 1, length), scale * rng.standard_normal((N, K)), scale * rng.standard_normal((K, K))
+    )
+
+
+# ----------------------------------------------------------------------------- perceptron
+@njit(cache=True)
+def _unary_from_features(fptr, fid, Wf, out):
+    N = fptr.shape[0] - 1
+    K = Wf.shape[1]
+    for t in range(N):
+        for k in range(K):
+            out[t, k] = 0.0
+        for q in range(fptr[t], fptr[t + 1]):
+            f = fid[q]
+            for k in range(K):
+                out[t, k] += Wf[f, k]
+
+
+@njit(cache=True)
+def _perceptron(fptr, fid, y, sptr, n_feat, K, epochs, seed):
+    """Averaged structured perceptron (Collins 2002): W - U / c averaging trick."""
+    np.random.seed(seed)
+    Wf = np.zeros((n_feat, K))
+    Uf = np.zeros((n_feat, K))
+    Wt = np.zeros((K, K))
+    Ut = np.zeros((K, K))
+    c = 1.0
+    S = sptr.shape[0] - 1
+    order = np.arange(S)
+    for _ in range(epochs):
+        np.random.shuffle(order)
+        for s in order:
+            a, b = sptr[s], sptr[s + 1]
+            n = b - a
+            un = np.zeros((n, K))
+            _unary_from_features(fptr[a : b + 1] - fptr[a], fid[fptr[a] : fptr[b]], Wf, un)
+            pred, _ = viterbi_decode(un, Wt, np.array([0, n], dtype=np.int64))
+            for t in range(n):
+                g, p = y[a + t], pred[t]
+                if g != p:
+                    for q in range(fptr[a + t], fptr[a + t + 1]):
+                        f = fid[q]
+                        Wf[f, g] += 1.0
+                        Wf[f, p] -= 1.0
+                        Uf[f, g] += c
+                        Uf[f, p] -= c
+                if t + 1 < n:
+                    g2, p2 = y[a + t + 1], pred[t + 1]
+                    if g != p or g2 != p2:
+                        Wt[g, g2] += 1.0
+                        Wt[p, p2] -= 1.0
+                        Ut[g, g2] += c
+                        Ut[p, p2] -= c
+            c += 1.0
+    return Wf - Uf / c, Wt - Ut / c
+
+
+def _shape(w: str) -> str:
+    out = []
+    for ch in w:
+        s = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
+        if not out or out[-1] != s:
+            out.append(s)
+    return "".join(out)
+
+
+def token_features(sent: list[tuple[str, ...]]) -> list[list[str]]:
+    """Feature strings per token: bias, word (lower), prev/next word, prefix/suffix 1-3, shape,
+    POS (if the tuples carry one: (word, pos, tag)), prev/next POS, sentence-start flag."""
+    words = [t[0] for t in sent]
+    pos = [t[1] if len(t) == 3 else "_" for t in sent]
+    out = []
+    n = len(sent)
+    for i, w in enumerate(words):
+        lw = w.lower()
+        f = [
+            "b",
+            "w=" + lw,
+            "sh=" + _shape(w),
+            "p=" + pos[i],
+            "s1=" + lw[-1:],
+            "s2=" + lw[-2:],
+            "s3=" + lw[-3:],
+            "p3=" + lw[:3],
+            "wp=" + (words[i - 1].lower() if i else "<s>"),
+            "wn=" + (words[i + 1].lower() if i + 1 < n else "</s>"),
+            "pp=" + (pos[i - 1] if i else "<s>"),
+            "pn=" + (pos[i + 1] if i + 1 < n else "</s>"),
+            "cap_first=" + str(w[:1].isupper()) + str(i == 0),
+        ]
+        out.append(f)
+    return out
+
+
+def _encode(sents, vocab: dict[str, int], labels: dict[str, int], grow: bool):
+    fptr, fid, y, sptr = [0], [], [], [0]
+    for sent in sents:
+        for t, feats in enumerate(token_features(sent)):
+            for f in feats:
+                j = vocab.get(f)
+                if j is None and grow:
+                    j = vocab[f] = len(vocab)
+                if j is not None:
+                    fid.append(j)
+            fptr.append(len(fid))
+            y.append(labels.get(sent[t][-1], -1))
+        sptr.append(len(y))
+    return (
+        np.asarray(fptr, np.int64),
+        np.asarray(fid, np.int64),
+        np.asarray(y, np.int64),
+        np.asarray(sptr, np.int64),
+    )
+
+
+def train_chain_crf(train_sents, test_sents, epochs: int = 5, seed: int = 0) -> tuple[ChainCRF, dict]:
+    """Averaged perceptron on ``train_sents`` (lists of (word[, pos], tag)); returns the test-set
+    ChainCRF (scores = learnt weights) and info (labels, gold test labels, feature count)."""
+    if not train_sents or not test_sents:
+        raise ValueError("need non-empty train and test sentence lists")
+    if epochs < 1:
+        raise ValueError("epochs must be >= 1")
+    tags = sorted({t[-1] for s in train_sents for t in s})
+    if "O" in tags:
+        tags.remove("O")
+        tags = ["O"] + tags
+    labels = {t: k for k, t in enumerate(tags)}
+    vocab: dict[str, int] = {}
+    fptr, fid, y, sptr = _encode(train_sents, vocab, labels, True)
+    Wf, Wt = _perceptron(fptr, fid, y, sptr, len(vocab), len(tags), int(epochs), int(seed))
+    tfptr, tfid, ty, tsptr = _encode(test_sents, vocab, labels, False)
+    un = np.zeros((tfptr.shape[0] - 1, len(tags)))
+    _unary_from_features(tfptr, tfid, Wf, un)
+    info = {
+        "labels": tags,
+        "gold": ty,
+        "n_features": len(vocab),
+        "epochs": epochs,
+        "n_train_tokens": int(y.shape[0]),
+    }
+    return make_chain(tsptr, un, Wt), info
+
+
+# ----------------------------------------------------------------------------- evaluation
+def chunks(tags: list[str]) -> set[tuple[int, int, str]]:
+    """CoNLL (conlleval) chunks (start, end, type) of an IOB1/IOB2 tag sequence."""
+    out = set()
+    start, typ = None, None
+    for i, t in enumerate(list(tags) + ["O"]):
+        pre, _, ty = t.partition("-")
+        begin = pre == "B" or (pre == "I" and ty != typ)
+        if start is not None and (pre == "O" or begin or ty != typ):
+            out.add((start, i, typ))
+            start, typ = None, None
+        if pre in ("B", "I") and (start is None):
+            start, typ = i, ty
+    return out
+
+
+def entity_f1(gold: np.ndarray, pred: np.ndarray, ptr: np.ndarray, labels: list[str]) -> float:
+    """Entity-level F1 (percent) over all sentences (CoNLL-style exact chunk match)."""
+    tp = n_gold = n_pred = 0
+    lab = np.asarray(labels + ["O"])
+    for s in range(len(ptr) - 1):
+        a, b = ptr[s], ptr[s + 1]
+        g = chunks(list(lab[gold[a:b]]))
+        p = chunks(list(lab[pred[a:b]]))
+        tp += len(g & p)
+        n_gold += len(g)
+        n_pred += len(p)
+    if n_gold == 0 and n_pred == 0:
+        return 100.0
+    prec = tp / n_pred if n_pred else 0.0
+    rec = tp / n_gold if n_gold else 0.0
+    return 0.0 if prec + rec == 0 else 200.0 * prec * rec / (prec + rec)
