@@ -6,7 +6,6 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 JOBS ?= 2
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 export MCMC_BENCH_MIRROR ?= $(abspath $(CURDIR)/../shared/datasets)
 
 .PHONY: run paper test lint env clean-cache
@@ -33,4 +32,4 @@ lint: env
 	$(BIN)/ruff check samplers verify bench tests
 
 clean-cache:
-	rm -rf $(NUMBA_CACHE_DIR)
+	rm -rf .numba_cache

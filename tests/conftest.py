@@ -1,4 +1,5 @@
-"""Shared test setup: a persistent Numba cache (set before numba is imported) and common helpers."""
+"""Shared test setup (the Numba cache directory is chosen by ``samplers/__init__.py``, keyed by a hash
+of the numerical sources) and common helpers."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("MCMC_BENCH_MIRROR", str(ROOT.parent / "shared" / "datasets"))
 
 import pytest  # noqa: E402
+
+import samplers  # noqa: E402,F401  (sets NUMBA_CACHE_DIR before any test module imports numba)
 
 SHARED = ROOT.parent / "shared"
 

@@ -2,3 +2,5 @@
 
 Imports :mod:`samplers` only. Families register checks in ``verify/families/<family>.py``.
 """
+
+import samplers  # noqa: F401,E402  (chooses NUMBA_CACHE_DIR before numba is first imported)
