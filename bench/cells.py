@@ -89,6 +89,8 @@ def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = No
     if scale not in exp.settings:
         raise ValueError(f"experiment {exp.id!r} has no {scale!r} settings")
     over = (overrides or {}).get(exp.id) or {}
+    if over.get("scale", scale) != scale:  # an override for the other scale does not apply
+        over = {}
     return _deep_merge(exp.settings[scale], over.get("settings") or {}, f"overrides.{exp.id}")
 
 

@@ -6,8 +6,8 @@
 * ``aggregate``    one experiment's cell records -> tables (results/) and figures (paper_figs/)
 * ``cells-table``  every cell of the selected experiments -> results/cells.csv (+ .md)
 * ``check-cells``  exit 1 (listing them) if results/cells.csv has cells with status "error"
-* ``prepare-data`` fetch + preprocess one named dataset, write a status JSON (never crashes on
-                   missing data: status "data unavailable")
+* ``prepare-data`` fetch + preprocess one named dataset (or, with ``--raw``, fetch one raw
+                   file) and write a status JSON (missing data: status "data unavailable")
 
 ``--config FILE`` is a workflow config (YAML/JSON, same keys as config/default.yaml: ``scale``,
 ``root_seed``, ``overrides``, ``mirror``, ``data_dir``, ``experiments``).
@@ -114,7 +114,7 @@ def _cmd_cell(args: argparse.Namespace) -> int:
         settings=settings,
         root_seed=int(cfg.get("root_seed", args.root_seed)),
         out=out,
-        data_dir=cfg.get("data_dir_raw"),
+        data_dir=cfg.get("data_dir"),
         mirror=_mirror(cfg),
     )
     msg = f"{exp.id}/{args.cell}: {rec['status']} in {rec['wall_seconds']:.1f}s"
@@ -198,35 +198,41 @@ def _cmd_prepare_data(args: argparse.Namespace) -> int:
 
     from bench.cells import _is_unavailable
     from bench.data_registry import get_dataset, load_named
-    from bench.datasets import fetch
+    from bench.datasets import REGISTRY, fetch
 
     cfg = load_config(args.config)
-    entry = get_dataset(args.name)
-    rec: dict[str, Any] = {
-        "name": entry.name,
-        "files": list(entry.files),
-        "description": entry.description,
-    }
+    data_dir, mirror = cfg.get("data_dir"), _mirror(cfg)
+    if args.raw:
+        if args.name not in REGISTRY:
+            raise ValueError(f"unknown raw data file {args.name!r}; known: {sorted(REGISTRY)}")
+        rec: dict[str, Any] = {"name": args.name, "kind": "raw", "url": REGISTRY[args.name].url}
+    else:
+        entry = get_dataset(args.name)
+        rec = {
+            "name": entry.name,
+            "kind": "dataset",
+            "files": list(entry.files),
+            "description": entry.description,
+        }
     try:
-        if args.download_only:
-            rec["paths"] = [str(fetch(f, cfg.get("data_dir_raw"), _mirror(cfg))) for f in entry.files]
+        if args.raw:
+            rec["path"] = str(fetch(args.name, data_dir, mirror))
         else:
-            obj = load_named(args.name, data_dir=cfg.get("data_dir_raw"), mirror=_mirror(cfg))
-            if isinstance(obj, dict):
-                rec["shapes"] = {
-                    k: list(np.shape(v)) if hasattr(v, "shape") else len(v)
-                    for k, v in obj.items()
-                    if hasattr(v, "shape") or isinstance(v, list)
-                }
-            else:
-                rec["shapes"] = {"array": list(np.shape(obj))}
+            obj = load_named(args.name, data_dir=data_dir, mirror=mirror)
+            items = obj.items() if isinstance(obj, dict) else [("array", obj)]
+            rec["shapes"] = {
+                k: list(np.shape(v)) if hasattr(v, "shape") else [len(v)]
+                for k, v in items
+                if hasattr(v, "shape") or isinstance(v, list)
+            }
         rec["status"] = "ok"
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 -- only DataUnavailable is recorded, the rest raises
         if not _is_unavailable(e):
             raise
         rec["status"], rec["message"] = "data unavailable", str(e)
         print(f"{args.name}: data unavailable ({e})", file=sys.stderr)
     atomic_write_text(args.out, json.dumps(rec, indent=1) + "\n")
+    print(f"{args.name}: {rec['status']}", file=sys.stderr)
     return 0
 
 
@@ -292,6 +298,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = subparsers.add_parser("prepare-data", help="fetch + preprocess one named dataset")
     s.add_argument("name")
     s.add_argument("--config", default=None)
-    s.add_argument("--download-only", action="store_true", help="fetch + verify the raw files only")
+    s.add_argument(
+        "--raw",
+        action="store_true",
+        help="NAME is a raw file of bench.datasets.REGISTRY: fetch + verify it only",
+    )
     s.add_argument("--out", required=True, help="status JSON")
     s.set_defaults(func=_cmd_prepare_data)

@@ -23,28 +23,31 @@ TALL_METHODS = ("rwm", "mala", "barker", "hmc", "sgld")
 TALL_TARGETS = ("gaussian_location", "truncated_gaussian")
 
 
-def _settings(n_iter: int, reps: int) -> dict[str, Any]:
+def _settings(n_iter: int, reps: int, pilot_iters: int, N: int) -> dict[str, Any]:
     return {
         "n_iter": n_iter,
         "burn_in_fraction": 0.2,
         "replicates": reps,
         "target_scale": "smoke",
+        "target_params": {t: {"N": N} for t in TALL_TARGETS},
         "tall_methods": list(TALL_METHODS),
         "tall_targets": list(TALL_TARGETS),
         "accept_target": {"rwm": 0.25, "mala": 0.55, "barker": 0.4, "hmc": 0.65},
-        "pilot_iters": 300,
-        # SGLD has no acceptance rate to tune to: a fixed step below 1/L of each smoke posterior.
+        "pilot_iters": pilot_iters,
+        # SGLD has no acceptance rate to tune to. Its step is the noise sd sigma (drift sigma^2/2 *
+        # gradient, samplers/kernels/sgld.py): about half the smallest posterior sd of each target
+        # at N = 500, so sigma^2/2 * (max posterior precision) <= ~0.25 (stable, mixes in ~10 steps).
         "sgld": {
-            "gaussian_location": {"step": 2e-4, "batch": 100},
-            "truncated_gaussian": {"step": 0.01, "batch": 200},
+            "gaussian_location": {"step": 0.02, "batch": 100},
+            "truncated_gaussian": {"step": 0.3, "batch": 200},
         },
         "gibbs": {"target": "potts_grid", "scans": ["random", "systematic"]},
     }
 
 
 SETTINGS = {
-    "smoke": _settings(n_iter=2_000, reps=1),
-    "paper": _settings(n_iter=20_000, reps=3),
+    "smoke": _settings(n_iter=1_000, reps=1, pilot_iters=200, N=500),
+    "paper": _settings(n_iter=20_000, reps=3, pilot_iters=500, N=2_000),
 }
 
 
@@ -84,7 +87,9 @@ def run_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[dict]
 
     s = ctx.settings
     method, target = params["method"], params["target"]
-    problem = registry.build_problem(target, child_seed(seed, 0), scale=s["target_scale"])
+    problem = registry.build_problem(
+        target, child_seed(seed, 0), scale=s["target_scale"], **s["target_params"].get(target, {})
+    )
     hyper: dict[str, Any] = {}
     tuned_acc = float("nan")
     if method == "gibbs":
@@ -152,7 +157,7 @@ def summarize(df: pd.DataFrame, settings: dict, out: Any) -> None:
     cols += [c for c in ("ks_median", "sample_seconds") if c in agg.columns]
     bad = df[df["status"] != "ok"]
     table = pd.concat(
-        [agg[cols].assign(status="ok"), bad.reindex(columns=keys + ["status", "message"])],
+        [agg[cols].assign(status="ok", message=""), bad.reindex(columns=keys + ["status", "message"])],
         ignore_index=True,
     )
     out.table(

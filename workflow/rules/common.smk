@@ -1,0 +1,81 @@
+# Shared parse-time logic: config validation, environment, cell enumeration from the registry.
+import json
+import os
+import re
+import sys
+
+from snakemake.utils import validate
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+SCALE = config["scale"]
+CLI = f"{sys.executable} -m bench.cli"
+
+# Environment of every job (local shells inherit os.environ; `envvars` forwards them to cluster
+# jobs). Numba: one shared on-disk cache (atomic writes, safe for concurrent jobs), and one thread
+# per job so `-j N` does not oversubscribe the cores.
+os.environ.setdefault("NUMBA_CACHE_DIR", os.path.abspath(config.get("numba_cache_dir", ".numba_cache")))
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+if config.get("mirror"):
+    os.environ["MCMC_BENCH_MIRROR"] = os.path.abspath(config["mirror"])
+if config.get("data_dir"):
+    os.environ["MCMC_BENCH_DATA"] = os.path.abspath(config["data_dir"])
+
+
+envvars:
+    "NUMBA_CACHE_DIR",
+    "NUMBA_NUM_THREADS",
+
+
+from bench.cells import enumerate_cells, experiment_settings  # noqa: E402
+from bench.experiments import all_experiments, get_experiment  # noqa: E402
+
+_sel = config.get("experiments", "all")
+EXPERIMENT_IDS = list(all_experiments()) if _sel == "all" else [get_experiment(e).id for e in _sel]
+SETTINGS = {e: experiment_settings(get_experiment(e), SCALE, config.get("overrides")) for e in EXPERIMENT_IDS}
+CELLS = {e: [p["cell"] for p in enumerate_cells(get_experiment(e), SETTINGS[e])] for e in EXPERIMENT_IDS}
+EXP_DATASETS = {e: list(get_experiment(e).datasets) for e in EXPERIMENT_IDS}
+DATASETS = sorted({d for ds in EXP_DATASETS.values() for d in ds})
+
+
+def experiment_config(exp):
+    """The workflow config one experiment's cells see (written to results/config/<exp>.json)."""
+    over = (config.get("overrides") or {}).get(exp)
+    return {
+        "scale": SCALE,
+        "root_seed": config["root_seed"],
+        "experiments": [exp],
+        "mirror": config.get("mirror"),
+        "data_dir": config.get("data_dir"),
+        "overrides": {exp: over} if over else {},
+    }
+
+
+def workflow_config():
+    """The config of the whole run (results/config/_all.json) for the cells table."""
+    return {
+        "scale": SCALE,
+        "root_seed": config["root_seed"],
+        "experiments": EXPERIMENT_IDS,
+        "mirror": config.get("mirror"),
+        "data_dir": config.get("data_dir"),
+        "overrides": config.get("overrides") or {},
+    }
+
+
+def cell_files(exp):
+    return [f"results/cells/{exp}/{c}.json" for c in CELLS[exp]]
+
+
+def all_outputs():
+    out = [f"results/manifests/{e}.json" for e in EXPERIMENT_IDS]
+    out += ["results/cells.csv", "results/cells_check.txt", "results/manifests/verify.json"]
+    return out
+
+
+wildcard_constraints:
+    # only registered, selected experiments (so e.g. results/manifests/verify.json is unambiguous)
+    exp="|".join(re.escape(e) for e in EXPERIMENT_IDS) or "(?!)",
+    cell=r"[A-Za-z0-9][A-Za-z0-9_.=+-]*",
+    name=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
