@@ -5,8 +5,9 @@ these functions, so adding an experiment never edits the workflow.
 
 Settings
     ``experiment_settings(exp, scale, overrides)`` = ``exp.settings[scale]`` deep-merged with the
-    workflow config's ``overrides[exp.id]["settings"]`` (unknown keys are rejected; every override
-    carries a written ``reason``, enforced by the config schema).
+    workflow config's ``overrides[exp.id]["settings"]`` when ``overrides[exp.id]["scale"]`` is that
+    scale (unknown keys are rejected; every override carries a written ``reason``, enforced by the
+    config schema).
 Seeds
     One :class:`numpy.random.SeedSequence` per cell: entropy = the config's ``root_seed``, spawn key
     = four 32-bit words of ``sha256("<experiment>/<cell>")``. It depends only on the root seed and
@@ -45,7 +46,8 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from samplers.result import _jsonable, atomic_write_text, config_hash
+from bench.outputs import atomic_write_text
+from samplers.result import _jsonable, config_hash
 
 STATUS_OK = "ok"
 STATUS_UNAVAILABLE = "data unavailable"

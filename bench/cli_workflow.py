@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from samplers.result import atomic_write_text
+from bench.outputs import atomic_write_text
 
 
 # ------------------------------------------------------------------------------ config

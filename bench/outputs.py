@@ -20,8 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-from samplers.result import atomic_write_text
-
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -59,11 +57,35 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(out) + "\n"
 
 
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write text atomically (temp file in the same directory + ``os.replace``) with the usual
+    permissions (``mkstemp`` alone would leave 0600 files)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, _umask_mode())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
 def _atomic_savefig(fig: Any, path: Path, fmt: str, dpi: int) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=f".tmp.{fmt}")
     os.close(fd)
     try:
         fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -76,6 +98,7 @@ def _atomic_copy(src: Path, dst: Path) -> None:
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, dst)
     finally:
         if os.path.exists(tmp):

@@ -21,7 +21,7 @@ rule experiment_config:
     params:
         cfg=lambda wc: json.dumps(experiment_config(wc.exp), sort_keys=True),
     run:
-        from samplers.result import atomic_write_text
+        from bench.outputs import atomic_write_text
 
         atomic_write_text(output[0], params.cfg + "\n")
 
@@ -82,7 +82,7 @@ rule workflow_config:
     params:
         cfg=lambda wc: json.dumps(workflow_config(), sort_keys=True),
     run:
-        from samplers.result import atomic_write_text
+        from bench.outputs import atomic_write_text
 
         atomic_write_text(output[0], params.cfg + "\n")
 

@@ -16,7 +16,7 @@ rule report:
     run:
         import subprocess
 
-        from samplers.result import atomic_write_text
+        from bench.outputs import atomic_write_text
 
         eff = atomic_write_text("results/config/_effective.json", params.cfg + "\n")
         cmd = [sys.executable, "-m", "snakemake", "-s", workflow.main_snakefile,

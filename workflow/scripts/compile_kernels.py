@@ -10,8 +10,8 @@ import json
 import sys
 import time
 
+from bench.outputs import atomic_write_text
 from samplers import registry
-from samplers.result import atomic_write_text
 
 log = open(snakemake.log[0], "w")  # noqa: F821 (snakemake object injected by `script:`)
 sys.stderr = log
