@@ -108,6 +108,7 @@ def run_checks(
     for k, chk in enumerate(checks, 1):
         say(f"[{k}/{len(checks)}] {chk.family}:{chk.id} ({chk.kind}) ...")
         t0 = time.perf_counter()
+        c0 = time.process_time()
         try:
             rows = _validate_rows(chk, chk.run(quick))
             status = _status(chk.kind, rows)
@@ -140,7 +141,7 @@ def run_checks(
             if kind == "theory":
                 r.setdefault("reason", "")
             rep.rows[kind].append(r)
-        say(f"    {status}  ({dt:.1f} s)")
+        say(f"    {status}  ({dt:.1f} s wall, {time.process_time() - c0:.1f} s CPU)")
     if out_dir is not None:
         for kind, fname in FILES.items():
             df = pd.DataFrame(rep.rows[kind])
