@@ -1,0 +1,409 @@
+"""Workflow tests: Snakemake dry runs, the cell machinery (seeds, atomic records, resume, status
+"data unavailable"/"error"), outputs, and the smoke workflow end to end (slow).
+
+No statistical checks here: every assertion is deterministic (false-alarm probability 0). The seed
+stability test is shown to fail on a broken variant (seeds by enumeration index)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bench.experiments as registry
+from bench import cells as C
+from bench.cli import main as cli_main
+from bench.experiment import Experiment
+from bench.outputs import Outputs, markdown_table
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+MIRROR = REPO.parent / "shared" / "datasets"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("NUMBA_CACHE_DIR", str(REPO / ".numba_cache"))
+    env.update(extra)
+    return env
+
+
+def _snakemake(args: list[str], workdir: Path, timeout: float = 300, **env: str):
+    return subprocess.run(
+        SNAKEMAKE + ["-d", str(workdir)] + args,
+        capture_output=True,
+        text=True,
+        env=_env(**env),
+        timeout=timeout,
+    )
+
+
+# ------------------------------------------------------------------------------ fake experiments
+CALLS: list[str] = []
+
+
+def _fake_cells(settings):
+    return [{"cell": f"c{i}", "i": i} for i in range(settings["n"])]
+
+
+def _fake_run(params, seed, ctx):
+    CALLS.append(params["cell"])
+    mode = ctx.settings["mode"]
+    if mode == "data":
+        ctx.data("miniboone")
+    if mode == "error":
+        raise RuntimeError("deliberate failure")
+    rng = np.random.default_rng(C.child_seed(seed, 0))
+    return [{"i": params["i"], "x": float(rng.random()), "arr": np.arange(2)}]
+
+
+def _fake_summarize(df, settings, out):
+    ok = df[df["status"] == "ok"]
+    out.table("fake_summary", df[["cell", "status"]].assign(n_ok=len(ok)))
+
+
+def _fake(exp_id="fake_exp", mode="ok", n=3, datasets=()):
+    s = {"n": n, "mode": mode, "nested": {"a": 1, "b": 2}}
+    return Experiment(
+        id=exp_id,
+        family="test",
+        paper="-",
+        description="fake",
+        settings={"smoke": dict(s), "paper": dict(s)},
+        cells=_fake_cells,
+        run_cell=_fake_run,
+        summarize=_fake_summarize,
+        datasets=tuple(datasets),
+    )
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    """Replace the experiment registry by fake experiments for in-process CLI calls."""
+    exps: dict[str, Experiment] = {}
+    monkeypatch.setattr(registry, "_CACHE", exps)
+    CALLS.clear()
+    return exps
+
+
+@pytest.fixture
+def no_data(monkeypatch, tmp_path):
+    """No data anywhere: empty data/cache dirs, no mirror, no network."""
+    monkeypatch.setenv("MCMC_BENCH_DATA", str(tmp_path / "raw"))
+    monkeypatch.setenv("MCMC_BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("MCMC_BENCH_MIRROR", raising=False)
+    monkeypatch.setenv("MCMC_BENCH_OFFLINE", "1")
+
+
+# ------------------------------------------------------------------------------ registry
+def _module(name, exps):
+    mod = types.ModuleType(name)
+    mod.EXPERIMENTS = exps
+    sys.modules[name] = mod
+    return name
+
+
+def test_registry_loads_families_and_rejects_duplicates():
+    exps = registry.all_experiments()
+    assert "baselines_smoke" in exps
+    assert registry.get_experiment("baselines_smoke").family == "baseline"
+    with pytest.raises(ValueError, match="unknown experiment"):
+        registry.get_experiment("no_such_experiment")
+    a = _module("_fake_fam_a", [_fake("dup")])
+    b = _module("_fake_fam_b", [_fake("dup")])
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.load_experiments((a, b))
+    bad = _module("_fake_fam_c", [_fake("bad id/with slash")])
+    with pytest.raises(ValueError, match="file-name safe"):
+        registry.load_experiments((bad,))
+    assert list(registry.load_experiments((a,))) == ["dup"]
+
+
+# ------------------------------------------------------------------------------ settings
+def test_settings_overrides_scale_and_unknown_keys():
+    exp = _fake()
+    over = {
+        "fake_exp": {
+            "reason": "fewer cells for the test",
+            "scale": "smoke",
+            "settings": {"n": 1, "nested": {"b": 5}},
+        }
+    }
+    s = C.experiment_settings(exp, "smoke", over)
+    assert s["n"] == 1 and s["nested"] == {"a": 1, "b": 5}
+    assert C.experiment_settings(exp, "paper", over)["n"] == 3  # other scale: not applied
+    with pytest.raises(ValueError, match="unknown setting"):
+        C.experiment_settings(exp, "smoke", {"fake_exp": {"scale": "smoke", "settings": {"typo": 1}}})
+    with pytest.raises(ValueError, match="scale"):
+        C.experiment_settings(exp, "large")
+
+
+def test_config_schema_requires_reason():
+    import yaml
+    from snakemake.utils import validate
+
+    schema = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+    for name in ("default.yaml", "smoke.yaml"):
+        validate(yaml.safe_load((REPO / "config" / name).read_text()), schema)
+    cfg = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
+    cfg["overrides"] = {"x": {"scale": "paper", "settings": {"replicates": 2}}}
+    with pytest.raises(Exception, match="reason"):
+        validate(cfg, schema)
+
+
+def test_enumerate_cells_rejects_bad_ids():
+    exp = _fake()
+    bad = Experiment(**{**exp.__dict__, "cells": lambda s: [{"cell": "a"}, {"cell": "a"}]})
+    with pytest.raises(ValueError, match="twice"):
+        C.enumerate_cells(bad, {})
+    bad = Experiment(**{**exp.__dict__, "cells": lambda s: [{"cell": "a b"}]})
+    with pytest.raises(ValueError, match="file-name safe"):
+        C.enumerate_cells(bad, {})
+
+
+# ------------------------------------------------------------------------------ seeds
+def _seeds_by_hash(root, exp_id, cell_ids):
+    return {c: C.cell_seed(root, exp_id, c) for c in cell_ids}
+
+
+def _seeds_by_index(root, exp_id, cell_ids):  # the broken variant (mutant)
+    kids = np.random.SeedSequence(root).spawn(len(cell_ids))
+    return dict(zip(cell_ids, kids, strict=True))
+
+
+def _stable(seed_fn) -> bool:
+    """Adding and reordering cells leaves every other cell's random stream unchanged."""
+    before = ["a", "b", "c"]
+    after = ["new", "c", "a", "b", "z"]
+    s1, s2 = seed_fn(7, "e", before), seed_fn(7, "e", after)
+    draw = lambda ss: np.random.default_rng(ss).integers(0, 2**62, 4).tolist()
+    return all(draw(s1[c]) == draw(s2[c]) for c in before)
+
+
+def test_cell_seeds_stable_distinct_and_mutant_fails():
+    assert _stable(_seeds_by_hash)
+    assert not _stable(_seeds_by_index)  # the check has power
+    seeds = _seeds_by_hash(7, "e", [f"c{i}" for i in range(200)])
+    firsts = {np.random.default_rng(s).integers(0, 2**62) for s in seeds.values()}
+    assert len(firsts) == 200
+    assert C.cell_seed(7, "e", "a").spawn_key != C.cell_seed(7, "f", "a").spawn_key
+    assert C.cell_seed(7, "e", "a").entropy != C.cell_seed(8, "e", "a").entropy
+    ss = C.cell_seed(7, "e", "a")
+    a1 = np.random.default_rng(C.child_seed(ss, 1, 0)).random()
+    ss.spawn(3)  # spawning elsewhere must not shift child seeds
+    assert np.random.default_rng(C.child_seed(ss, 1, 0)).random() == a1
+    assert np.random.default_rng(C.child_seed(ss, 1, 1)).random() != a1
+    assert C.seed_label(ss).startswith("7:[")
+    with pytest.raises(ValueError):
+        C.cell_seed(-1, "e", "a")
+
+
+# ------------------------------------------------------------------------------ records
+def test_run_one_record_and_atomic_write(tmp_path, monkeypatch):
+    exp = _fake()
+    s = C.experiment_settings(exp, "smoke")
+    out = tmp_path / "cells" / "fake_exp" / "c1.json"
+    rec = C.run_one(exp, {"cell": "c1", "i": 1}, scale="smoke", settings=s, root_seed=3, out=out)
+    assert rec["status"] == "ok" and rec["n_rows"] == 1
+    disk = C.load_record(out)
+    row = disk["rows"][0]
+    for k in C.RECORD_FIELDS:
+        assert row[k] == disk[k]
+    assert row["arr"] == [0, 1] and disk["seed"] == C.seed_label(C.cell_seed(3, "fake_exp", "c1"))
+    assert disk["config_hash"] == C.cell_config_hash("fake_exp", "smoke", s, {"cell": "c1", "i": 1})
+    assert oct(out.stat().st_mode & 0o777) != "0o600"
+    # a write interrupted before the rename leaves the old record intact and no temp file
+    before = out.read_text()
+
+    def boom(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        C.run_one(exp, {"cell": "c1", "i": 1}, scale="smoke", settings=s, root_seed=99, out=out)
+    monkeypatch.undo()
+    assert out.read_text() == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["c1.json"]
+
+
+def test_data_unavailable_cell_aggregates(tmp_path, fake_registry, no_data, monkeypatch):
+    fake_registry["fake_data"] = _fake("fake_data", mode="data", n=2, datasets=("miniboone",))
+    monkeypatch.chdir(tmp_path)
+    for c in ("c0", "c1"):
+        assert cli_main(["cell", "-e", "fake_data", "-c", c, "--scale", "smoke"]) == 0
+    rec = C.load_record(tmp_path / "results/cells/fake_data/c0.json")
+    assert rec["status"] == "data unavailable" and "miniboone" in rec["message"]
+    assert cli_main(["aggregate", "-e", "fake_data", "--scale", "smoke"]) == 0
+    status = pd.read_csv(tmp_path / "results/fake_data_cells.csv")
+    assert set(status["status"]) == {"data unavailable"}
+    summary = pd.read_csv(tmp_path / "results/fake_summary.csv")
+    assert list(summary["status"]) == ["data unavailable"] * 2
+    assert cli_main(["cells-table", "--scale", "smoke", "--out", "results/cells.csv"]) == 0
+    assert cli_main(["check-cells", "results/cells.csv"]) == 0
+    manifest = json.loads((tmp_path / "results/manifests/fake_data.json").read_text())
+    assert [m["name"] for m in manifest] == ["fake_data_cells", "fake_summary"]
+
+
+def test_error_cell_is_recorded_and_fails_loudly(tmp_path, fake_registry, monkeypatch, capsys):
+    fake_registry["fake_err"] = _fake("fake_err", mode="error", n=1)
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["cell", "-e", "fake_err", "-c", "c0", "--scale", "smoke"]) == 1
+    assert cli_main(["cell", "-e", "fake_err", "-c", "c0", "--scale", "smoke", "--record-errors"]) == 0
+    rec = C.load_record(tmp_path / "results/cells/fake_err/c0.json")
+    assert rec["status"] == "error" and "deliberate failure" in rec["message"]
+    assert "RuntimeError" in rec["traceback"]
+    assert cli_main(["aggregate", "-e", "fake_err", "--scale", "smoke"]) == 0
+    assert cli_main(["cells-table", "--scale", "smoke"]) == 0
+    capsys.readouterr()
+    assert cli_main(["check-cells", "results/cells.csv"]) == 1
+    assert "--forcerun results/cells/fake_err/c0.json" in capsys.readouterr().err
+
+
+def test_resume_skips_finished_cells(tmp_path, fake_registry, monkeypatch):
+    fake_registry["fake_exp"] = _fake()
+    monkeypatch.chdir(tmp_path)
+    args = ["cell", "-e", "fake_exp", "-c", "c2", "--scale", "smoke", "--skip-finished"]
+    assert cli_main(args) == 0 and CALLS == ["c2"]
+    assert cli_main(args) == 0 and CALLS == ["c2"]  # finished: not recomputed
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(
+        "scale: smoke\nroot_seed: 1\nexperiments: all\noverrides:\n  fake_exp:\n"
+        "    reason: changed settings for the test\n    scale: smoke\n"
+        "    settings: {nested: {a: 9}}\n"
+    )
+    assert cli_main(args + ["--config", str(cfg)]) == 0 and CALLS == ["c2", "c2"]  # new config
+    # missing or stale cell files make aggregation fail instead of leaving a silent gap
+    with pytest.raises(ValueError, match="missing"):
+        C.collect_records(
+            fake_registry["fake_exp"],
+            C.experiment_settings(fake_registry["fake_exp"], "smoke"),
+            "smoke",
+            "results/cells",
+        )
+
+
+def test_cli_bad_arguments_exit_nonzero(capsys):
+    assert cli_main(["cells", "-e", "no_such_experiment", "--scale", "smoke"]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+    assert cli_main(["cell", "-e", "baselines_smoke", "-c", "nope", "--scale", "smoke"]) == 2
+    assert cli_main(["cells", "-e", "baselines_smoke", "--config", "/no/such.yaml"]) == 2
+    assert cli_main(["cells", "-e", "baselines_smoke", "--scale", "smoke"]) == 0
+    assert "rwm__gaussian_location__r0" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------ outputs
+def test_outputs_tables_figures_manifest(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Outputs(tmp_path / "r", tmp_path / "f", experiment="e", assets_dir=tmp_path / "a")
+    df = pd.DataFrame({"method": ["rwm", "mala"], "ess": [1.23456, float("nan")]})
+    out.table("t1", df, caption="cap")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    out.figure("f1", fig)
+    for p in ("r/t1.csv", "r/t1.md", "f/f1.png", "f/f1.pdf", "a/t1.csv", "a/f1.png"):
+        assert (tmp_path / p).stat().st_size > 0, p
+    assert pd.read_csv(tmp_path / "r/t1.csv")["method"].tolist() == ["rwm", "mala"]
+    with pytest.raises(ValueError, match="twice"):
+        out.table("t1", df)
+    with pytest.raises(ValueError, match="file-name safe"):
+        out.table("../x", df)
+    out.write_manifest(tmp_path / "m.json")
+    assert [m["kind"] for m in json.loads((tmp_path / "m.json").read_text())] == ["table", "figure"]
+    # own formatter when tabulate is missing
+    monkeypatch.setitem(sys.modules, "tabulate", None)
+    md = markdown_table(df).splitlines()
+    assert md[0].split("|")[1].strip() == "method" and "1.235" in md[2] and "nan" in md[3]
+    assert len(md) == 4 and set(md[1]) <= {"|", "-"}
+
+
+# ------------------------------------------------------------------------------ snakemake
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--configfile", str(REPO / "config" / "smoke.yaml")],
+        ["--workflow-profile", str(REPO / "profiles" / "slurm")],
+    ],
+    ids=["default", "smoke", "slurm-profile"],
+)
+def test_snakemake_dry_run(tmp_path, args):
+    r = _snakemake(["-n"] + args, tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    text = r.stdout + r.stderr
+    n_cells = sum(
+        len(
+            C.enumerate_cells(
+                e, C.experiment_settings(e, "smoke" if "smoke.yaml" in " ".join(args) else "paper")
+            )
+        )
+        for e in registry.all_experiments().values()
+    )
+    assert f"run_cell {n_cells:>{len(str(n_cells))}}" in " ".join(text.split()) or n_cells == 0
+    for rule in ("compile_kernels", "aggregate", "cells_table", "verify", "report"):
+        assert rule in text
+
+
+def test_download_rule_records_unavailable_data(tmp_path):
+    """MiniBooNE cannot be fetched here: the rule succeeds and writes status 'data unavailable'."""
+    r = _snakemake(
+        ["-j1", "data/status/miniboone.json"],
+        tmp_path,
+        MCMC_BENCH_DATA=str(tmp_path / "raw"),
+        MCMC_BENCH_CACHE=str(tmp_path / "cache"),
+        MCMC_BENCH_OFFLINE="1",
+        MCMC_BENCH_MIRROR="",
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (
+        json.loads((tmp_path / "data/status/raw/miniboone.json").read_text())["status"] == "data unavailable"
+    )
+    assert json.loads((tmp_path / "data/status/miniboone.json").read_text())["status"] == "data unavailable"
+
+
+@pytest.mark.slow
+def test_smoke_workflow_end_to_end(tmp_path):
+    """`snakemake -j2 --configfile config/smoke.yaml` (into a temp dir) within 10 minutes; then a
+    rerun has nothing to do and deleting one cell reruns only that cell (resume)."""
+    smoke = ["--configfile", str(REPO / "config" / "smoke.yaml")]
+    env = {"MCMC_BENCH_MIRROR": str(MIRROR)} if MIRROR.is_dir() else {}
+    t0 = time.perf_counter()
+    r = _snakemake(["-j2"] + smoke, tmp_path, timeout=900, **env)
+    wall = time.perf_counter() - t0
+    print(f"smoke workflow wall time: {wall:.0f} s")
+    assert r.returncode == 0, r.stderr[-5000:]
+    assert wall <= 600, f"smoke workflow took {wall:.0f} s (> 10 min)"
+    cells = pd.read_csv(tmp_path / "results/cells.csv", keep_default_na=False)
+    assert len(cells) > 0 and set(cells["status"]) <= {"ok", "data unavailable"}
+    for p in (
+        "results/report.html",
+        "results/baselines_ess.md",
+        "results/baselines_ess.csv",
+        "paper_figs/baselines_ess.png",
+        "paper_figs/baselines_ess.pdf",
+        "results/verify_status.csv",
+        "results/cells_check.txt",
+    ):
+        assert (tmp_path / p).stat().st_size > 0, p
+    base = pd.read_csv(tmp_path / "results/baselines_ess.csv")
+    assert set(base["method"]) == {"rwm", "mala", "barker", "hmc", "sgld", "gibbs"}
+    # resume: nothing to do; one deleted cell -> exactly one run_cell job
+    r = _snakemake(["-n"] + smoke, tmp_path, **env)
+    assert "Nothing to be done" in r.stdout + r.stderr, r.stdout[-2000:]
+    victim = tmp_path / "results/cells/baselines_smoke/rwm__gaussian_location__r0.json"
+    victim.unlink()
+    r = _snakemake(["-n"] + smoke, tmp_path, **env)
+    jobs = " ".join((r.stdout + r.stderr).split())
+    assert re.search(r"\brun_cell 1\b", jobs) and "compile_kernels" not in jobs.split("Job stats:")[-1]
