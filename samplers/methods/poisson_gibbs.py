@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from samplers.kernels import continuous_gibbs as CG
 from samplers.kernels import doublemin_gibbs as DM
 from samplers.kernels import mgpmh as MG
 from samplers.kernels import min_gibbs as MI
@@ -25,7 +26,9 @@ from samplers.problem import Problem
 from samplers.result import ChainResult
 from samplers.run import check_positive, drive
 from samplers.specs import MethodSpec, TargetSpec
+from samplers.targets import continuous_spin as cs
 from samplers.targets import factor_graph as fgm
+from samplers.targets import tall
 
 _MUTANT_IDS = (0, 1, 2, 3)
 
@@ -156,7 +159,63 @@ def run_doublemin_gibbs(problem: Problem, n_iter: int, seed: Any, *, lam_L2: flo
     return res
 
 
+# ============================================================================ continuous wrappers
+def _cm(problem: Problem) -> cs.ContinuousModel:
+    if not isinstance(problem.model, cs.ContinuousModel):
+        raise ValueError(f"{problem.name} is not a continuous box model (ContinuousModel)")
+    return problem.model
+
+
+def _continuous_runner(mid: str):
+    method = CG.METHOD_IDS[mid]
+
+    def run(problem: Problem, n_iter: int, seed: Any, *, lam_L2: float = 1.0, lam: float = 0.0,
+            m: int = 3, k: int = 10, log_offset: float = 0.0, max_steps: int = 100_000,
+            mutant: int = 0, thin: int = 1, x0=None, progress=None) -> ChainResult:
+        model = _cm(problem)
+        L = cs.local_max_energy(model)
+        lam_v = resolve_lambda(L, lam, lam_L2)
+        check_positive("m", m, integer=True)
+        check_positive("k", k, integer=True)
+        check_positive("max_steps", max_steps, integer=True)
+        check_positive("log_offset", log_offset, allow_zero=True)
+        mutant = _check_mutant(mutant, (0, 1))
+        if x0 is not None:
+            x0 = np.asarray(x0, dtype=np.float64)
+            if x0.shape != (problem.dim,) or np.any(x0 < model.lo) or np.any(x0 > model.hi):
+                raise ValueError(f"initial state must lie in [{model.lo}, {model.hi}]^{problem.dim}")
+        prob, alias, Lam, arate, Msum, bufsize = CG.continuous_tables(model, lam_v, L)
+        maxdeg = max(int(m), int(k))
+        res = drive(mid, problem, n_iter, seed, CG.continuous_gibbs_init,
+                    (prob, alias, Lam, arate, Msum, bufsize, maxdeg), CG.continuous_gibbs_sample,
+                    (method, int(m), int(k), float(log_offset), int(max_steps), mutant), thin=thin,
+                    x0=x0, progress=progress,
+                    hyper={"lam": lam_v, "lam_L2": lam_v / L**2, "m": int(m), "k": int(k),
+                           "log_offset": float(log_offset), "max_steps": int(max_steps),
+                           "mutant": mutant})
+        res.extra["L"] = L
+        res.extra["mean_B"] = float(np.mean(res.extra["trace_0"]))
+        res.extra["mean_steps"] = float(np.mean(res.extra["trace_1"]))
+        res.extra["mean_S"] = float(np.mean(res.extra["trace_2"]))
+        return res
+
+    run.__name__ = f"run_{mid}"
+    run.__doc__ = f"{mid} (samplers.kernels.continuous_gibbs, seed 000 §3)."
+    return run
+
+
 _LAM = {"lam_L2": 1.0, "lam": 0.0, "mutant": 0}
+_CONT = {"lam_L2": 1.0, "lam": 0.0, "m": 3, "k": 10, "log_offset": 0.0, "max_steps": 100_000,
+         "mutant": 0}
+_CONT_DESC = {
+    "gibbs_its": ("seed 000 §4.2 (FITS, Olver & Townsend 2013)",
+                  "Gibbs with Chebyshev inverse transform sampling (+ MH correction)"),
+    "gibbs_da": ("seed 000 §4.2", "Gibbs with double Chebyshev approximation (+ MH correction)"),
+    "pgits": ("seed 000 App. C.1, Alg. 5", "Poisson-Gibbs with fast inverse transform sampling"),
+    "pgda": ("seed 000 Alg. 3", "Poisson-Gibbs with double Chebyshev approximation"),
+    "gibbs_rejection": ("seed 000 §4.2", "Gibbs with uniform-proposal rejection sampling"),
+    "pg_rejection": ("seed 000 §4.2", "Poisson-Gibbs with uniform-proposal rejection sampling"),
+}
 METHODS = [
     MethodSpec("poisson_gibbs", "poisson_gibbs", run_poisson_gibbs, ("discrete",), dict(_LAM), True,
                "seed 000 Alg. 2, App. A Alg. 4", "Poisson-minibatching Gibbs (no MH step)",
@@ -171,6 +230,12 @@ METHODS = [
                {**_LAM, "lam2_L2": 1.0, "lam2": 0.0}, True, "De Sa et al. 2018 (reconstructed)",
                "MGPMH proposal + pseudo-marginal MH with a second global minibatch",
                step_param=None, twin="gibbs"),
+] + [
+    MethodSpec(mid, "poisson_gibbs", _continuous_runner(mid), ("continuous_box",), dict(_CONT),
+               mid not in ("gibbs_rejection", "pg_rejection"), paper, desc, step_param=None,
+               twin=None if mid.startswith("gibbs") else mid.replace("pg", "gibbs_", 1)
+               .replace("gibbs__", "gibbs_"))
+    for mid, (paper, desc) in _CONT_DESC.items()
 ]
 
 
@@ -234,7 +299,69 @@ def build_ising_tiny(seed, n: int, scale: float) -> Problem:
                          "states": X, "probs": p})
 
 
+# ============================================================================ continuous targets
+def build_continuous_spin(seed, rows: int, cols: int, beta: float, gamma: float) -> Problem:
+    """Seed 000 §4.2: x in [0, 1]^n, U = sum_{i<j} beta A_ij (x_i x_j + 1), A_ij = exp(-gamma d^2)
+    on a rows x cols lattice; M = 2 beta A_ij. gamma = 0.4 on 20x20 gives L = 13.708 (paper 13.71;
+    the lattice size and gamma are inferred, shared notes §9)."""
+    if rows * cols < 2:
+        raise ValueError("need at least two sites")
+    check_positive("gamma", gamma)
+    A = fgm.grid_coupling(rows, cols, "gaussian", gamma)
+    model = cs.spin_model(A, beta)
+    n = rows * cols
+    return Problem(f"continuous_spin_{rows}x{cols}", "continuous_box", model, n,
+                   lambda rng: rng.random(n),
+                   meta={"L": cs.local_max_energy(model), "beta": beta, "gamma": gamma,
+                         "A": A})
+
+
+def build_spin_pair(seed, coupling: float, field: float) -> Problem:
+    """Two-variable continuous spin model on [0, 1]^2 (for quadrature-exact kernels, Thms 4/5):
+    factors beta A (x_0 x_1 + 1) with A = ``coupling``, split into ``field``-many equal copies so the
+    minibatch is non-trivial."""
+    check_positive("coupling", coupling)
+    check_positive("field", field, integer=True)
+    # replicate the pair factor as ``field`` parallel factors of weight coupling / field
+    n = 2
+    reps = int(field)
+    ptr = np.array([0, reps, 2 * reps], dtype=np.int64)
+    nbr = np.array([1] * reps + [0] * reps, dtype=np.int64)
+    w = np.full(2 * reps, coupling / reps)
+    model = cs.ContinuousModel(cs.SPIN, n, 0.0, 1.0, ptr, nbr, w, 2.0 * w,
+                               cs._placeholder_tall())
+    return Problem("spin_pair", "continuous_box", model, n, lambda rng: rng.random(n),
+                   meta={"L": cs.local_max_energy(model), "coupling": coupling})
+
+
+def build_tgm(seed, N: int, temperature: float, box: float) -> Problem:
+    """Seed 000 §4.3 / App. D.2: Welling-Teh mixture (theta = (0, 1), sigma^2 = (10, 1), s2 = 2) with
+    N data, truncated to [-box, box]^2, likelihood tempered by 1/temperature (not stated in the
+    paper; temperature = 1e4 follows Seita et al. 2017 §6.1 — shared notes §9), factors
+    phi_n = ll_n + shift_n in [0, M_n] (samplers.targets.tall bounds). Same data as the registry's
+    ``gaussian_mixture`` target with the same seed (used by poisson_mh)."""
+    check_positive("N", N, integer=True)
+    check_positive("temperature", temperature)
+    check_positive("box", box)
+    y = tall.make_mixture_data(np.random.default_rng(seed), int(N))
+    t = tall.gaussian_mixture(y, temperature=temperature, box=box)
+    model = cs.tall_model(t)
+    return Problem("tgm", "continuous_box", model, 2,
+                   lambda rng: rng.uniform(-box, box, 2),
+                   meta={"L": cs.local_max_energy(model), "N": int(N), "temperature": temperature,
+                         "box": box})
+
+
 TARGETS = [
+    TargetSpec("continuous_spin", "continuous_box", build_continuous_spin,
+               {"rows": 20, "cols": 20, "beta": 1.0, "gamma": 0.4}, "seed 000 §4.2",
+               "continuous spin model on [0,1] (L = 13.708)", smoke={"rows": 8, "cols": 8}),
+    TargetSpec("spin_pair", "continuous_box", build_spin_pair, {"coupling": 1.5, "field": 4},
+               "seed 000 §3 (Thms 4/5 check)", "two-variable continuous spin model"),
+    TargetSpec("tgm", "continuous_box", build_tgm,
+               {"N": 1_000_000, "temperature": 1e4, "box": 6.0}, "seed 000 §4.3, App. D.2",
+               "truncated Gaussian mixture for PGITS/PGDA/rejection Gibbs",
+               smoke={"N": 20_000, "temperature": 200.0}),
     TargetSpec("potts_20x20", "discrete", build_potts_gauss,
                {"rows": 20, "cols": 20, "D": 10, "beta": 4.6, "gamma": 1.5, "start": "ones"},
                "seed 000 §4.1", "fully connected Gaussian-kernel Potts model (L = 5.0878)",
