@@ -245,6 +245,11 @@ def statement1_rows(quick: bool) -> list[dict]:
     return rows
 
 
+def continuous_stationarity_rows(quick: bool) -> list[dict]:
+    from verify.poisson_gibbs_cont import stationarity_rows as sr
+    return sr(quick)
+
+
 def thm3_rows(quick: bool) -> list[dict]:
     from verify.poisson_gibbs_cont import thm3_rows as t3
     return t3(quick)
@@ -270,6 +275,9 @@ CHECKS = [
     Check("pg_min_stationarity", "exact", "De Sa et al. 2018 (reconstructed)",
           "min_gibbs / doublemin_gibbs preserve pi from exact augmented-stationary starts",
           stationarity_rows, FAMILY),
+    Check("pg_continuous_stationarity", "exact", PAPER,
+          "gibbs_its/gibbs_da/pgits/pgda/rejection keep pi from exact starts (+ mutant)",
+          continuous_stationarity_rows, FAMILY),
     Check("pg_thm1", "theory", PAPER, "Thm 1 gap ratio over a lambda sweep", thm1_rows, FAMILY),
     Check("pg_thm2", "theory", PAPER, "Thm 2 Poisson-MH gap ratio", thm2_rows, FAMILY),
     Check("pg_statement1", "theory", PAPER, "Statement 1 cost lambda + L", statement1_rows, FAMILY),
