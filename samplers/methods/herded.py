@@ -214,7 +214,7 @@ def run_mean_field(
     """Damped naive mean field (samplers.kernels.mean_field). ``q_init``: "unary" (q_i from the
     unary factors only; PMTK mu = tanh(y/sigma^2) for denoising), "uniform" or "state" (one-hot x0).
     Rows are the mean labels sum_v v q_i(v) (floats)."""
-    fg = _fg(problem)
+    _fg(problem)
     if not (isinstance(damping, (int, float)) and 0.0 < damping <= 1.0):
         raise ValueError(f"damping D must be in (0, 1], got {damping!r}")
     orders = {"sequential": MF.SEQUENTIAL, "parallel": MF.PARALLEL}
@@ -486,9 +486,16 @@ def build_chain_conll2002(
 ) -> Problem:
     """§4.4 counterpart: CoNLL-2002 NER chain CRF, averaged-perceptron weights trained on the
     ``{lang}.train`` split (first ``n_train`` sentences), scored on ``{lang}.testb``.
-    ``data`` = {"train": sentences, "test": sentences} of (word, pos, tag) tuples."""
-    train = list(data["train"])[:n_train]
-    test = list(data["test"])[:n_test]
+    ``data`` = {"train": ..., "test": ...} or the ``conll2002`` named dataset ({"esp.train", ...,
+    "esp.testb", ...}); sentences of (word, pos, tag) tuples."""
+    if not isinstance(data, dict):
+        raise ValueError("data must be a dict of sentence lists")
+    tr = data.get("train", data.get(f"{lang}.train"))
+    te = data.get("test", data.get(f"{lang}.testb"))
+    if tr is None or te is None:
+        raise ValueError(f"data has no train/test split for lang {lang!r}")
+    train = list(tr)[:n_train]
+    test = list(te)[:n_test]
     chain, info = CC.train_chain_crf(train, test, epochs=epochs, seed=0)
     return _chain_problem("hg_chain_conll2002", chain, {**info, "lang": lang})
 

@@ -53,7 +53,6 @@ def to_factor_graph(c: ChainCRF) -> FactorGraph:
     last[c.ptr[1:] - 1] = True
     left = np.nonzero(~last)[0].astype(np.int64)  # t with a right neighbour
     E = left.shape[0]
-    F = N + E
     fac_ptr = np.concatenate([np.arange(N + 1, dtype=np.int64), N + 2 * np.arange(1, E + 1)])
     fac_vars = np.concatenate([np.arange(N), np.stack([left, left + 1], 1).ravel()]).astype(np.int64)
     fac_stride = np.concatenate([np.ones(N, np.int64), np.tile(np.array([K, 1], np.int64), E)])
