@@ -209,9 +209,69 @@ def _encode(sents, vocab: dict[str, int], labels: dict[str, int], grow: bool):
     )
 
 
-def train_chain_crf(train_sents, test_sents, epochs: int = 5, seed: int = 0) -> tuple[ChainCRF, dict]:
+@njit(cache=True)
+def chain_loglik(unary, trans, ptr, y, beta):
+    """sum over sentences of log p_beta(y | sentence) for scores scaled by ``beta`` (forward algorithm;
+    tokens with y < 0 (label unseen in training) make the sentence skipped)."""
+    K = unary.shape[1]
+    total = 0.0
+    alpha = np.empty(K)
+    new = np.empty(K)
+    for s in range(ptr.shape[0] - 1):
+        a, b = ptr[s], ptr[s + 1]
+        skip = False
+        for t in range(a, b):
+            if y[t] < 0:
+                skip = True
+        if skip:
+            continue
+        gold = beta * unary[a, y[a]]
+        for k in range(K):
+            alpha[k] = beta * unary[a, k]
+        for t in range(a + 1, b):
+            gold += beta * (trans[y[t - 1], y[t]] + unary[t, y[t]])
+            for k in range(K):
+                m = -np.inf
+                for j in range(K):
+                    v = alpha[j] + beta * trans[j, k]
+                    if v > m:
+                        m = v
+                z = 0.0
+                for j in range(K):
+                    z += np.exp(alpha[j] + beta * trans[j, k] - m)
+                new[k] = m + np.log(z) + beta * unary[t, k]
+            alpha[:] = new
+        m = alpha.max()
+        total += gold - (m + np.log(np.exp(alpha - m).sum()))
+    return total
+
+
+def fit_scale(chain: ChainCRF, y: np.ndarray, lo: float = 1e-3, hi: float = 10.0) -> float:
+    """beta maximising the conditional log-likelihood of gold labels ``y`` (golden-section search in
+    log beta): turns perceptron scores into a calibrated CRF p(y|x) ∝ exp(beta * score)."""
+    f = lambda lb: -chain_loglik(chain.unary, chain.trans, chain.ptr, y, float(np.exp(lb)))
+    a, b = np.log(lo), np.log(hi)
+    g = (np.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(40):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+    return float(np.exp((a + b) / 2))
+
+
+def train_chain_crf(
+    train_sents, test_sents, epochs: int = 5, seed: int = 0, dev_sents=None
+) -> tuple[ChainCRF, dict]:
     """Averaged perceptron on ``train_sents`` (lists of (word[, pos], tag)); returns the test-set
-    ChainCRF (scores = learnt weights) and info (labels, gold test labels, feature count)."""
+    ChainCRF (scores = learnt weights, times beta fitted by maximum conditional likelihood on
+    ``dev_sents`` when given, see :func:`fit_scale`) and info (labels, gold test labels, beta, ...)."""
     if not train_sents or not test_sents:
         raise ValueError("need non-empty train and test sentence lists")
     if epochs < 1:
@@ -224,6 +284,12 @@ def train_chain_crf(train_sents, test_sents, epochs: int = 5, seed: int = 0) -> 
     vocab: dict[str, int] = {}
     fptr, fid, y, sptr = _encode(train_sents, vocab, labels, True)
     Wf, Wt = _perceptron(fptr, fid, y, sptr, len(vocab), len(tags), int(epochs), int(seed))
+    beta = 1.0
+    if dev_sents:
+        dfptr, dfid, dy, dsptr = _encode(dev_sents, vocab, labels, False)
+        dun = np.zeros((dfptr.shape[0] - 1, len(tags)))
+        _unary_from_features(dfptr, dfid, Wf, dun)
+        beta = fit_scale(make_chain(dsptr, dun, Wt), dy)
     tfptr, tfid, ty, tsptr = _encode(test_sents, vocab, labels, False)
     un = np.zeros((tfptr.shape[0] - 1, len(tags)))
     _unary_from_features(tfptr, tfid, Wf, un)
@@ -233,8 +299,9 @@ def train_chain_crf(train_sents, test_sents, epochs: int = 5, seed: int = 0) -> 
         "n_features": len(vocab),
         "epochs": epochs,
         "n_train_tokens": int(y.shape[0]),
+        "beta": beta,
     }
-    return make_chain(tsptr, un, Wt), info
+    return make_chain(tsptr, beta * un, beta * Wt), info
 
 
 # ----------------------------------------------------------------------------- evaluation
