@@ -1,0 +1,479 @@
+"""``mcmc-bench perf``: the performance report (issue 9; docs/performance.md).
+
+Writes ``results/performance.csv`` (+ ``.md``) and figures in ``paper_figs/``. Rows (column ``section``):
+
+* ``scaling``  per-iteration time vs N (1e3..1e6; ``--quick`` stops at 1e5) of every continuous
+  minibatch method beside its full-batch twin (``MethodSpec.twin``; ``sgld`` is paired with ``mala``
+  until it declares a twin) on the truncated Gaussian (seed 001 §5.1, d=20, N beta = 1) and the robust
+  regression (§5.2, d=10, N beta = 10). Tempering with N keeps L = sum M_i, hence lambda + L = E[B], fixed.
+  Reported: E[B] (mean of ``n_evals``), achieved speedup t_twin / t_method, ideal speedup N / E[B],
+  efficiency = achieved / ideal.
+* ``paper``    the same at the paper settings (N = 1e5; RR lambda = 0.01 L^2) with ESS/s (min/median over
+  dimensions, bench.metrics.ess_report, sampling wall time only) of a longer chain.
+* ``discrete`` factor evaluations per second (E[B] / t) of each discrete minibatch Gibbs method and its
+  twin on the seed 000 §4.1 Potts model (20x20, D=10).
+* ``startup``  cold (subprocess, empty NUMBA_CACHE_DIR) and warm (subprocess, the cache it populated)
+  time to the first sample: ``first_call_s`` = import + compile/load + a 2-iteration run of the kernel;
+  ``process_s`` = the whole subprocess including the Python interpreter and imports.
+* ``targets``  the issue's four targets with measured value, threshold and verdict.
+
+Times are minima over rounds of ``ChainResult.sample_seconds / n_iter`` (compiled loop only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FALLBACK_TWINS = {"sgld": "mala"}  # until the baseline declares one (issue 9 brief)
+SWEEP = {  # target -> (fixed params, param scaled with N so that N * beta is constant)
+    "truncated_gaussian": ({"d": 20, "K": 3.0}, 1.0),
+    "robust_regression": ({"d": 10, "nu": 4.0, "R": 15.0}, 10.0),
+}
+PAPER_HYPER = {"robust_regression": {"lam_mult": 0.01}}  # seed 001 §5.2 lambda = 0.01 L^2
+DISCRETE_TARGET = ("potts_20x20", {})
+EFFICIENCY_TARGET = 0.6
+GROWTH_TARGET = 1.5
+FES_TARGET = 0.5
+WARM_TARGET = 1.0
+
+
+def pairs(space: str = "continuous") -> list[tuple[str, str]]:
+    """(minibatch method, full-batch twin) for methods of ``space`` that declare a registered twin."""
+    from samplers.registry import METHODS
+
+    out = []
+    for m in sorted(METHODS.values(), key=lambda s: (s.family, s.id)):
+        twin = m.twin or FALLBACK_TWINS.get(m.id)
+        if twin in METHODS and space in m.spaces and space in METHODS[twin].spaces:
+            out.append((m.id, twin))
+    return out
+
+
+def _hyper(method: str, target: str) -> dict[str, Any]:
+    from samplers.registry import METHODS
+
+    return {k: v for k, v in PAPER_HYPER.get(target, {}).items() if k in METHODS[method].defaults}
+
+
+def time_per_iter(
+    method: str, problem, hyper: dict[str, Any], budget: float, rounds: int
+) -> dict[str, float]:
+    """Min over ``rounds`` fixed-seed chains of sample_seconds / n_iter; n_iter sized to ``budget`` s."""
+    from samplers import registry
+
+    res = registry.run(method, problem, 2, 0, **hyper)  # compile / load cache
+    n = 4
+    while True:
+        res = registry.run(method, problem, n, 0, **hyper)
+        if res.sample_seconds > 0.02 or n >= 200_000:
+            break
+        n *= 4
+    n_iter = int(min(max(budget * n / max(res.sample_seconds, 1e-9), 4), 200_000))
+    thin = max(1, n_iter // 500)
+    n_iter = max(thin, n_iter - n_iter % thin)
+    best, batch, acc = math.inf, float("nan"), float("nan")
+    for _ in range(rounds):
+        res = registry.run(method, problem, n_iter, 1, thin=thin, **hyper)
+        best = min(best, res.sample_seconds / n_iter)
+        batch, acc = res.mean_batch, res.accept_rate
+    return {"sec_per_iter": best, "mean_batch": batch, "accept_rate": acc, "n_iter": n_iter}
+
+
+def _problem(target: str, N: int):
+    from samplers import registry
+
+    fixed, nbeta = SWEEP[target]
+    return registry.build_problem(target, 0, N=int(N), beta=nbeta / N, **fixed)
+
+
+def scaling_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[dict]:
+    rows = []
+    prs = pairs("continuous")
+    for target in SWEEP:
+        for N in Ns:
+            prob = _problem(target, N)
+            twins: dict[str, dict] = {}
+            for m, twin in prs:
+                if twin not in twins:
+                    twins[twin] = time_per_iter(twin, prob, {}, budget, rounds)
+                    rows.append(
+                        {
+                            "section": "scaling",
+                            "method": twin,
+                            "twin": "",
+                            "target": target,
+                            "N": N,
+                            **twins[twin],
+                        }
+                    )
+                r = time_per_iter(m, prob, {}, budget, rounds)
+                tw = twins[twin]
+                speed = tw["sec_per_iter"] / r["sec_per_iter"]
+                ideal = N / r["mean_batch"] if r["mean_batch"] > 0 else float("nan")
+                rows.append(
+                    {
+                        "section": "scaling",
+                        "method": m,
+                        "twin": twin,
+                        "target": target,
+                        "N": N,
+                        **r,
+                        "speedup": speed,
+                        "ideal_speedup": ideal,
+                        "efficiency": speed / ideal,
+                    }
+                )
+                log(
+                    f"scaling {target} N={N:.0e} {m}: {r['sec_per_iter'] * 1e6:.1f} us/it, "
+                    f"E[B]={r['mean_batch']:.0f}; {twin}: {tw['sec_per_iter'] * 1e6:.1f} us/it; "
+                    f"speedup {speed:.2f} / ideal {ideal:.1f}"
+                )
+            del prob
+    return rows
+
+
+def _ess(method: str, prob, hyper: dict, n_iter: int) -> dict[str, float]:
+    from bench.metrics import ess_report
+    from samplers import registry
+
+    res = registry.run(method, prob, n_iter, 2, **hyper)
+    rep = ess_report(res.samples, res.sample_seconds, burn_in=n_iter // 5)
+    return {
+        "ess_per_s_min": rep["ess_identity_per_s_min"],
+        "ess_per_s_median": rep["ess_identity_per_s_median"],
+        "ess_min": rep["ess_identity_min"],
+        "chain_accept": res.accept_rate,
+        "chain_iters": n_iter,
+    }
+
+
+def paper_rows(budget: float, rounds: int, ess_seconds: float, tune: bool, log=print) -> list[dict]:
+    from samplers import registry
+    from samplers.tuning import tune_step
+
+    rows = []
+    for target in SWEEP:
+        prob = registry.build_problem(target, 0)
+        N = prob.meta["N"]
+        done: dict[str, dict] = {}
+        for m, twin in pairs("continuous"):
+            for meth in (twin, m):
+                if meth in done:
+                    continue
+                spec = registry.get_method(meth)
+                hyper = _hyper(meth, target)
+                if tune and spec.step_param:
+                    step, _ = tune_step(meth, prob, 0.4, 0, pilot_iters=200, rounds=4, **hyper)
+                    hyper[spec.step_param] = step
+                r = time_per_iter(meth, prob, hyper, budget, rounds)
+                n_ess = int(min(max(ess_seconds / r["sec_per_iter"], 400), 50_000))
+                r.update(_ess(meth, prob, hyper, n_ess))
+                r["hyper"] = json.dumps(hyper)
+                done[meth] = r
+            r, tw = done[m], done[twin]
+            speed = tw["sec_per_iter"] / r["sec_per_iter"]
+            ideal = N / r["mean_batch"]
+            rows.append(
+                {
+                    "section": "paper",
+                    "method": m,
+                    "twin": twin,
+                    "target": target,
+                    "N": N,
+                    **r,
+                    "speedup": speed,
+                    "ideal_speedup": ideal,
+                    "efficiency": speed / ideal,
+                    "exact": registry.get_method(m).exact,
+                }
+            )
+            log(
+                f"paper {target} {m}: {r['sec_per_iter'] * 1e6:.1f} us/it E[B]={r['mean_batch']:.0f} "
+                f"speedup {speed:.2f} ideal {ideal:.1f} eff {speed / ideal:.2f} "
+                f"ESS/s(min) {r['ess_per_s_min']:.3g} vs twin {tw['ess_per_s_min']:.3g}"
+            )
+        for meth, r in done.items():
+            if not any(row["method"] == meth for row in rows if row["target"] == target):
+                rows.append({"section": "paper", "method": meth, "twin": "", "target": target, "N": N, **r})
+    return rows
+
+
+def discrete_rows(budget: float, rounds: int, log=print) -> list[dict]:
+    from samplers import registry
+
+    target, params = DISCRETE_TARGET
+    if target not in registry.TARGETS:
+        return []
+    prob = registry.build_problem(target, 0, **params)
+    rows, seen = [], {}
+    for m, twin in pairs("discrete"):
+        for meth in (twin, m):
+            if meth not in seen:
+                try:
+                    seen[meth] = time_per_iter(meth, prob, {}, budget, rounds)
+                except ValueError as e:
+                    log(f"discrete {meth}: not applicable to {target}: {e}")
+                    seen[meth] = None
+        if seen[m] is None or seen[twin] is None:
+            continue
+        r, tw = seen[m], seen[twin]
+        fes, fes_tw = r["mean_batch"] / r["sec_per_iter"], tw["mean_batch"] / tw["sec_per_iter"]
+        rows.append(
+            {
+                "section": "discrete",
+                "method": m,
+                "twin": twin,
+                "target": target,
+                "N": int(prob.model.M.shape[0]),
+                **r,
+                "factor_evals_per_s": fes,
+                "twin_factor_evals_per_s": fes_tw,
+                "fes_ratio": fes / fes_tw,
+                "speedup": tw["sec_per_iter"] / r["sec_per_iter"],
+            }
+        )
+        log(f"discrete {m}: {fes:.3g} factor evals/s ({twin}: {fes_tw:.3g}), ratio {fes / fes_tw:.2f}")
+    return rows
+
+
+_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from bench import perf_compare as pc
+from samplers import registry
+t1 = time.perf_counter()
+target, params, scale = pc.select_problem(sys.argv[1])[0]
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t0, "target": target}))
+"""
+
+
+def startup_rows(methods: list[str], log=print) -> list[dict]:
+    """Cold (empty cache) then warm (same cache) subprocess for each method."""
+    root = Path(__file__).resolve().parents[1]
+    rows = []
+    for m in methods:
+        with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:
+            env = {
+                **os.environ,
+                "NUMBA_CACHE_DIR": cache,
+                "NUMBA_NUM_THREADS": "1",
+                "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            }
+            rec = {"section": "startup", "method": m}
+            for kind in ("cold", "warm"):
+                t0 = time.perf_counter()
+                out = subprocess.run(
+                    [sys.executable, "-c", _CHILD, m], env=env, cwd=root, capture_output=True, text=True
+                )
+                wall = time.perf_counter() - t0
+                if out.returncode != 0:
+                    rec[f"{kind}_error"] = out.stderr.strip().splitlines()[-1][:200]
+                    break
+                info = json.loads(out.stdout.strip().splitlines()[-1])
+                rec.update(
+                    {
+                        "target": info["target"],
+                        f"{kind}_first_call_s": info["first_call_s"],
+                        f"{kind}_import_s": info["import_s"],
+                        f"{kind}_process_s": wall,
+                    }
+                )
+            rows.append(rec)
+            log(
+                f"startup {m}: cold {rec.get('cold_first_call_s', float('nan')):.2f} s, warm "
+                f"{rec.get('warm_first_call_s', float('nan')):.2f} s (import "
+                f"{rec.get('warm_import_s', float('nan')):.2f} s)"
+            )
+    return rows
+
+
+def target_rows(df: pd.DataFrame) -> list[dict]:
+    """The issue's targets, evaluated on the rows of this run."""
+    out = []
+    paper = df[(df.section == "paper") & (df.twin.fillna("") != "")]
+    for _, r in paper.iterrows():
+        if r.get("exact") is True or r.get("exact") == 1:
+            out.append(
+                {
+                    "section": "targets",
+                    "target_name": "efficiency>=0.6",
+                    "method": r.method,
+                    "target": r.target,
+                    "value": r.efficiency,
+                    "threshold": EFFICIENCY_TARGET,
+                    "met": bool(r.efficiency >= EFFICIENCY_TARGET),
+                }
+            )
+    sc = df[(df.section == "scaling") & (df.twin.fillna("") != "")]
+    for (m, tgt), g in sc.groupby(["method", "target"]):
+        g = g.set_index("N")["sec_per_iter"]
+        lo = 10_000 if 10_000 in g.index else g.index.min()
+        hi = g.index.max()
+        if hi > lo:
+            out.append(
+                {
+                    "section": "targets",
+                    "target_name": f"growth N={lo:.0e}->{hi:.0e}<=1.5",
+                    "method": m,
+                    "target": tgt,
+                    "value": g[hi] / g[lo],
+                    "threshold": GROWTH_TARGET,
+                    "met": bool(g[hi] / g[lo] <= GROWTH_TARGET),
+                }
+            )
+    for _, r in df[df.section == "discrete"].iterrows():
+        out.append(
+            {
+                "section": "targets",
+                "target_name": "factor_evals_per_s>=0.5*twin",
+                "method": r.method,
+                "target": r.target,
+                "value": r.fes_ratio,
+                "threshold": FES_TARGET,
+                "met": bool(r.fes_ratio >= FES_TARGET),
+            }
+        )
+    for _, r in df[df.section == "startup"].iterrows():
+        v = r.get("warm_first_call_s", float("nan"))
+        out.append(
+            {
+                "section": "targets",
+                "target_name": "warm_start<=1s",
+                "method": r.method,
+                "target": r.get("target", ""),
+                "value": v,
+                "threshold": WARM_TARGET,
+                "met": bool(v <= WARM_TARGET),
+            }
+        )
+    return out
+
+
+def figures(df: pd.DataFrame, out) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sc = df[df.section == "scaling"]
+    if len(sc):
+        targets = list(dict.fromkeys(sc.target))
+        fig, axes = plt.subplots(1, len(targets), figsize=(6 * len(targets), 4.5), squeeze=False)
+        for ax, tgt in zip(axes[0], targets, strict=True):
+            g = sc[sc.target == tgt]
+            for m, gm in g.groupby("method", sort=True):
+                full = (gm.twin.fillna("") == "").all()
+                ax.loglog(
+                    gm.N, gm.sec_per_iter, "--o" if full else "-s", label=m + (" (full)" if full else "")
+                )
+            ax.set_xlabel("N")
+            ax.set_ylabel("seconds / iteration (compiled loop)")
+            ax.set_title(tgt)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+        out.figure(
+            "perf_time_vs_N",
+            fig,
+            caption="per-iteration time vs N, minibatch (solid) vs full-batch twin (dashed)",
+        )
+    pp = df[(df.section == "paper") & (df.twin.fillna("") != "")]
+    if len(pp):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        labels = [f"{r.method}\n{r.target[:8]}" for r in pp.itertuples()]
+        ax.bar(range(len(pp)), pp.efficiency)
+        ax.axhline(EFFICIENCY_TARGET, color="r", ls="--", label="target 0.6")
+        ax.set_xticks(range(len(pp)), labels, fontsize=7, rotation=45)
+        ax.set_ylabel("achieved / ideal speedup (N / E[B])")
+        ax.legend()
+        out.figure("perf_efficiency", fig, caption="achieved / ideal speedup at N = 1e5")
+    st = df[df.section == "startup"]
+    if len(st) and "warm_first_call_s" in st:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        x = np.arange(len(st))
+        ax.bar(x - 0.2, st.cold_first_call_s, 0.4, label="cold (empty cache)")
+        ax.bar(x + 0.2, st.warm_first_call_s, 0.4, label="warm (cached)")
+        ax.axhline(WARM_TARGET, color="r", ls="--")
+        ax.set_yscale("log")
+        ax.set_xticks(x, st.method, fontsize=7, rotation=45)
+        ax.set_ylabel("seconds to first sample (import + compile/load)")
+        ax.legend()
+        out.figure("perf_startup", fig, caption="cold vs warm start")
+
+
+def run_perf(
+    quick: bool,
+    out_csv: str | os.PathLike,
+    figs_dir: str | os.PathLike,
+    startup_methods: list[str] | None = None,
+    log=print,
+) -> pd.DataFrame:
+    """Measure everything and write the CSV/MD table and the figures; returns the table."""
+    from bench.outputs import Outputs
+    from samplers.registry import METHODS
+
+    out_csv = Path(out_csv)
+    if out_csv.suffix != ".csv":
+        raise ValueError(f"--out must end in .csv, got {out_csv}")
+    Ns = [1_000, 10_000, 100_000] if quick else [1_000, 10_000, 100_000, 1_000_000]
+    budget, rounds = (0.05, 2) if quick else (0.2, 3)
+    rows = scaling_rows(Ns, budget, rounds, log)
+    rows += paper_rows(budget, rounds, ess_seconds=0.5 if quick else 3.0, tune=not quick, log=log)
+    rows += discrete_rows(budget, rounds, log)
+    if startup_methods is None:
+        startup_methods = (
+            ["rwm", "sgld"] + [m for m, _ in pairs("discrete")][:1] if quick else sorted(METHODS)
+        )
+    rows += startup_rows([m for m in startup_methods if m in METHODS], log)
+    df = pd.DataFrame(rows)
+    df = pd.concat([df, pd.DataFrame(target_rows(df))], ignore_index=True)
+    outs = Outputs(out_csv.parent, figs_dir, experiment="perf")
+    outs.table(out_csv.stem, df, caption="mcmc-bench perf (docs/performance.md)")
+    figures(df, outs)
+    outs.write_manifest(out_csv.parent / f"{out_csv.stem}_manifest.json")
+    t = df[df.section == "targets"]
+    for r in t.itertuples():
+        log(
+            f"target {r.target_name:32s} {r.method:16s} {str(r.target):20s} {r.value:8.3g} "
+            f"{'MET' if r.met else 'MISSED'}"
+        )
+    return df
+
+
+def _cmd_perf(args: argparse.Namespace) -> int:
+    methods = None if args.startup is None else [m for m in args.startup.split(",") if m]
+    run_perf(
+        args.quick,
+        args.out,
+        args.figs,
+        startup_methods=methods,
+        log=lambda s: print(s, file=sys.stderr, flush=True),
+    )
+    print(args.out)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``mcmc-bench perf``."""
+    p = subparsers.add_parser("perf", help="performance report: time vs N, E[B], speedups, start times")
+    p.add_argument("--quick", action="store_true", help="N up to 1e5, short rounds, few start-up runs")
+    p.add_argument("--out", default="results/performance.csv")
+    p.add_argument("--figs", default="paper_figs")
+    p.add_argument(
+        "--startup",
+        default=None,
+        help="comma-separated methods for cold/warm start (default: all; --quick: 3)",
+    )
+    p.set_defaults(func=_cmd_perf)
