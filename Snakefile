@@ -46,7 +46,6 @@ rule all:
     default_target: True
     input:
         all_outputs(),
-        "results/report.html",
 
 
 onstart:

@@ -5,7 +5,8 @@
 * ``cell``         run one cell -> results/cells/<exp>/<cell>.json (atomic)
 * ``aggregate``    one experiment's cell records -> tables (results/) and figures (paper_figs/)
 * ``cells-table``  every cell of the selected experiments -> results/cells.csv (+ .md)
-* ``check-cells``  exit 1 (listing them) if results/cells.csv has cells with status "error"
+* ``check-cells``  exit 1 (listing them) if results/cells.csv has cells with status "error" (or
+                   ``--verify-status`` says the verification failed)
 * ``prepare-data`` fetch + preprocess one named dataset (or, with ``--raw``, fetch one raw
                    file) and write a status JSON (missing data: status "data unavailable")
 
@@ -186,6 +187,13 @@ def _cmd_check_cells(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    if args.verify_status and Path(args.verify_status).exists():
+        vs = pd.read_csv(args.verify_status, keep_default_na=False)
+        failed = vs[vs["status"] == "failed"]
+        if len(failed):
+            for _, r in failed.iterrows():
+                print(f"verification failed: {r.get('family', '')} (see {r.get('log', '')})", file=sys.stderr)
+            return 1
     text = f"all {len(df)} cells finished: {json.dumps(counts)}\n"
     if args.out:
         atomic_write_text(args.out, text)
@@ -293,6 +301,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = subparsers.add_parser("check-cells", help="fail if any cell has status error")
     s.add_argument("table", nargs="?", default="results/cells.csv")
     s.add_argument("--out", default=None, help="write a one-line OK note here on success")
+    s.add_argument("--verify-status", default=None, help="also fail if this verify_status.csv says 'failed'")
     s.set_defaults(func=_cmd_check_cells)
 
     s = subparsers.add_parser("prepare-data", help="fetch + preprocess one named dataset")

@@ -3,11 +3,14 @@
 
 
 rule compile_kernels:
-    # Warm the shared Numba cache once so `-j N` cells do not all compile the same kernels.
+    # Warm the shared Numba cache once per method family so `-j N` cells do not all compile the
+    # same kernels (only the methods the selected cells use; see WARM in common.smk).
     output:
-        "results/logs/compile_kernels.json",
+        "results/logs/compile_kernels/{family}.json",
     log:
-        "logs/compile_kernels.log",
+        "logs/compile_kernels/{family}.log",
+    params:
+        methods=lambda wc: WARM[wc.family],
     resources:
         runtime=30,
     script:
@@ -29,7 +32,7 @@ rule experiment_config:
 def _cell_inputs(wc):
     return {
         "config": f"results/config/{wc.exp}.json",
-        "kernels": "results/logs/compile_kernels.json",
+        "kernels": [f"results/logs/compile_kernels/{f}.json" for f in WARM],
         "data": [f"data/status/{d}.json" for d in EXP_DATASETS[wc.exp]],
     }
 
@@ -108,12 +111,16 @@ rule cells_table:
 
 
 rule check_cells:
-    # Fails (listing the cells and the --forcerun command) while any cell has status "error".
+    # Fails (listing the cells and the --forcerun command) while any cell has status "error" or
+    # the verification failed; runs after the report so that one documents the failures too.
     input:
-        "results/cells.csv",
+        cells="results/cells.csv",
+        verify="results/manifests/verify.json",
+        report="results/report.html",
     output:
         "results/cells_check.txt",
     log:
         "logs/check_cells.log",
     shell:
-        "{CLI} check-cells {input} --out {output} 2> {log} || (cat {log} >&2; exit 1)"
+        "{CLI} check-cells {input.cells} --verify-status results/verify_status.csv --out {output} "
+        "2> {log} || (cat {log} >&2; exit 1)"

@@ -35,6 +35,19 @@ _sel = config.get("experiments", "all")
 EXPERIMENT_IDS = list(all_experiments()) if _sel == "all" else [get_experiment(e).id for e in _sel]
 SETTINGS = {e: experiment_settings(get_experiment(e), SCALE, config.get("overrides")) for e in EXPERIMENT_IDS}
 CELLS = {e: [p["cell"] for p in enumerate_cells(get_experiment(e), SETTINGS[e])] for e in EXPERIMENT_IDS}
+# Kernels to warm before the cells: the "method" of every cell that names one (all registered
+# methods if some cell does not), grouped by family so -j N warms families in parallel.
+from samplers.registry import METHODS as _METHODS  # noqa: E402
+
+_used = set()
+for _e in EXPERIMENT_IDS:
+    for _p in enumerate_cells(get_experiment(_e), SETTINGS[_e]):
+        _m = _p.get("method")
+        _used.update(_METHODS) if _m not in _METHODS else _used.add(_m)
+WARM = {}
+for _m in sorted(_used):
+    WARM.setdefault(_METHODS[_m].family, []).append(_m)
+
 EXP_DATASETS = {e: list(get_experiment(e).datasets) for e in EXPERIMENT_IDS}
 DATASETS = sorted({d for ds in EXP_DATASETS.values() for d in ds})
 
@@ -68,10 +81,14 @@ def cell_files(exp):
     return [f"results/cells/{exp}/{c}.json" for c in CELLS[exp]]
 
 
-def all_outputs():
+def report_inputs():
+    """Everything the HTML report shows (not the error check: the report also documents errors)."""
     out = [f"results/manifests/{e}.json" for e in EXPERIMENT_IDS]
-    out += ["results/cells.csv", "results/cells_check.txt", "results/manifests/verify.json"]
-    return out
+    return out + ["results/cells.csv", "results/manifests/verify.json"]
+
+
+def all_outputs():
+    return report_inputs() + ["results/cells_check.txt", "results/report.html"]
 
 
 wildcard_constraints:
@@ -79,3 +96,4 @@ wildcard_constraints:
     exp="|".join(re.escape(e) for e in EXPERIMENT_IDS) or "(?!)",
     cell=r"[A-Za-z0-9][A-Za-z0-9_.=+-]*",
     name=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    family=r"[A-Za-z0-9_]+",

@@ -6,7 +6,7 @@
 
 rule report:
     input:
-        all_outputs(),
+        report_inputs(),
     output:
         "results/report.html",
     log:

@@ -1,9 +1,10 @@
 """Warm the shared Numba cache (NUMBA_CACHE_DIR) once before the cells run (ecosystem notes §4.4).
 
-For every registered method, run a few iterations on the first registered synthetic target of a
-matching space (smoke sizes, method defaults) so every kernel signature used by the cells is compiled
-and cached; later jobs load it in milliseconds. A method that cannot be warmed generically is listed
-with the reason (it then compiles in its first cell: slower, still correct).
+For every method in ``snakemake.params.methods`` (one family's methods that the cells use), run a
+few iterations on the first registered synthetic target of a matching space (smoke sizes, method
+defaults) so the kernel signatures the cells use are compiled and cached; later jobs load them in
+milliseconds. A method that cannot be warmed generically is listed with the reason (it then
+compiles in its first cell: slower, still correct).
 """
 
 import json
@@ -18,7 +19,8 @@ sys.stderr = log
 
 rows = []
 t_all = time.perf_counter()
-for mid, spec in sorted(registry.METHODS.items()):
+for mid in snakemake.params.methods:  # noqa: F821
+    spec = registry.get_method(mid)
     entry = {"method": mid, "status": "not warmed", "target": None, "seconds": 0.0, "reason": ""}
     reasons = []
     for tid, tspec in registry.TARGETS.items():

@@ -1,14 +1,14 @@
-"""Run `mcmc-bench verify` (verify/cli.py) and collect its tables for the report.
+"""Merge the per-family `mcmc-bench verify` tables (verify/runner.py FILES) for the report.
 
-Always writes results/verify_status.{csv,md}: "ok" with the tables found, or "not available" when
-the verify subcommand is not installed in this checkout (no theory/claims tables are invented).
-A verify run that fails makes this rule fail.
+Writes results/{verify_exact,theory_vs_empirics,claims}.{csv,md} (rows of every family, with a
+``family`` column) and always results/verify_status.{csv,md}: one row per family with "ok" or
+"failed" (exit code of `mcmc-bench verify --family F`: non-zero iff an exact check failed, a bound
+was violated without a documented reason, or a check raised), or one "not available" row when the
+verify subcommand is not part of this checkout (no theory/claims table is invented then). A
+"failed" row makes the workflow's final check_cells step fail loudly, after the report is written.
 """
 
-import importlib.util
-import shlex
-import subprocess
-import sys
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -16,47 +16,51 @@ import pandas as pd
 from bench.outputs import Outputs
 
 sm = snakemake  # noqa: F821 (injected by `script:`)
-TABLES = ("theory_vs_empirics", "claims", "exact_checks")
-results = Path("results")
-out = Outputs(results, "paper_figs", experiment="verify", assets_dir=sm.output.assets)
+TABLES = ("verify_exact", "theory_vs_empirics", "claims")
+out = Outputs("results", "paper_figs", experiment="verify", assets_dir=sm.output.assets)
 Path(sm.output.assets).mkdir(parents=True, exist_ok=True)
-cmd = shlex.split(sm.params.cli) + ["verify"] + (["--quick"] if sm.params.quick else [])
 
-with open(sm.log[0], "w") as log:
-    if importlib.util.find_spec("verify.cli") is None:
-        status = pd.DataFrame(
-            [
-                {
-                    "status": "not available",
-                    "command": " ".join(cmd[-2:]),
-                    "detail": "verify/cli.py (the `mcmc-bench verify` subcommand) is not part of this "
-                    "checkout yet; no theory-vs-empirics or claims table was produced.",
-                }
-            ]
-        )
-        print("mcmc-bench verify: not available", file=log)
-    else:
-        before = {
-            t: (results / f"{t}.csv").stat().st_mtime if (results / f"{t}.csv").exists() else None
-            for t in TABLES
+rows, frames = [], {t: [] for t in TABLES}
+for fam, path in zip(sm.params.families, sm.input, strict=True):
+    rc = json.loads(Path(path).read_text())["exit_code"]
+    found = []
+    for t in TABLES:
+        p = Path(path).parent / f"{t}.csv"
+        if p.exists() and p.stat().st_size > 0:
+            df = pd.read_csv(p)
+            if "family" not in df.columns:
+                df.insert(0, "family", fam)
+            frames[t].append(df)
+            found.append(f"{t} ({len(df)} rows)")
+    rows.append(
+        {
+            "family": fam,
+            "status": "ok" if rc == 0 else "failed",
+            "exit_code": rc,
+            "tables": ", ".join(found) or "none",
+            "log": f"logs/verify/{fam}.log",
         }
-        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
-        if rc != 0:
-            sys.exit(f"`{' '.join(cmd)}` failed with exit code {rc}; see {sm.log[0]}")
-        found = []
-        for t in TABLES:
-            p = results / f"{t}.csv"
-            if p.exists() and (before[t] is None or p.stat().st_mtime > before[t]):
-                out.table(t, pd.read_csv(p), caption=f"{t} (mcmc-bench verify)")
-                found.append(t)
-        status = pd.DataFrame(
-            [
-                {
-                    "status": "ok",
-                    "command": " ".join(cmd[-2:]),
-                    "detail": "tables: " + (", ".join(found) or "none written"),
-                }
-            ]
+    )
+if not sm.params.families:
+    rows.append(
+        {
+            "family": "-",
+            "status": "not available",
+            "exit_code": "",
+            "tables": "none: verify/cli.py (mcmc-bench verify) is not part of this checkout",
+            "log": "",
+        }
+    )
+for t in TABLES:
+    if frames[t]:
+        out.table(
+            t,
+            pd.concat(frames[t], ignore_index=True),
+            caption=f"{t}: `mcmc-bench verify` rows of every check family",
         )
-    out.table("verify_status", status, caption="Status of the verification step.")
+out.table(
+    "verify_status",
+    pd.DataFrame(rows),
+    caption="Verification step per check family: ok / failed (exit code) / not available.",
+)
 out.write_manifest(sm.output.manifest)
