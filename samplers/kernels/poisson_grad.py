@@ -1,0 +1,207 @@
+"""Locally balanced PoissonMH (seed 001 Alg. 2, App. D): ``poisson_mala`` and ``poisson_barker``.
+
+One kernel, parameterised by the proposal kind of :mod:`samplers.proposals` (Langevin or Barker,
+Gaussian or lattice). Per step (Case 2 of Alg. 1, omega_1 = omega_2 = s):
+
+1. counts ``s_i ~ Poi(lam M_i/L + phi_i(theta))`` by Poisson thinning at the current theta (Alg. 8);
+2. surrogate gradient ``g(theta) = grad log prior(theta) + sum_{kept} grad phi_i(theta) / rate_i(theta)``
+   (= grad log[pi(theta) P_theta(s)], App. D), computed in the same pass as the thinning;
+3. theta' ~ q_s(theta, .) (MALA: N(theta + sigma^2/2 g, sigma^2 I); Barker: sign-flip construction);
+4. with the *same* counts: ``g(theta')`` and the Poisson log-ratio
+   ``sum_{kept} log(rate_i(theta') / rate_i(theta))``;
+5. ``log r = log prior ratio + Poisson log-ratio + log q_s(theta', theta) - log q_s(theta, theta')``.
+
+Cost: B candidates at theta (value and gradient in one pass) + the kept draws at theta'; no O(N) work.
+``n_evals`` = B; first extra trace = per-datum evaluations (B + kept).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow
+from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.proposals import log_q_ratio, propose
+from samplers.targets.tall import TallData, log_prior, log_prior_grad, loglik_grad_i
+
+
+@njit(cache=True)
+def counts_and_grad(
+    t: TallData, theta, a_scale: float, prob, alias, Lam: float, rng, buf, kept_i, kept_r, g, tmp, err
+):
+    """Thinning at theta (Alg. 8) and ``g = grad log[pi(theta) P_theta(s)]`` in one pass.
+
+    Returns ``(B, nk, buf, kept_i, kept_r)`` as :func:`samplers.kernels.poisson_mh.poisson_counts`."""
+    d = theta.shape[0]
+    B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    kept_i, kept_r = grow(kept_i, kept_r, B)
+    g[:] = 0.0
+    log_prior_grad(t, theta, g)
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        tmp[:] = 0.0
+        ph = loglik_grad_i(t, i, theta, 1.0, tmp) + t.shift[i]
+        Mi = t.M[i]
+        if not bound_ok(ph, Mi):
+            err[0] = ERR_PHI_BOUND
+            err[1] = i
+            return B, nk, buf, kept_i, kept_r
+        ph = min(max(ph, 0.0), Mi)
+        a = a_scale * Mi
+        if keep(rng, a, ph, Mi):
+            r = a + ph
+            kept_i[nk] = i
+            kept_r[nk] = r
+            nk += 1
+            for j in range(d):
+                g[j] += tmp[j] / r
+    return B, nk, buf, kept_i, kept_r
+
+
+@njit(cache=True)
+def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: int, g_p, tmp, err) -> float:
+    """With the same multiset: ``g(theta')`` into ``g_p`` and the Poisson log-ratio (nk evaluations)."""
+    d = theta_p.shape[0]
+    g_p[:] = 0.0
+    log_prior_grad(t, theta_p, g_p)
+    s = 0.0
+    for k in range(nk):
+        i = kept_i[k]
+        tmp[:] = 0.0
+        ph = loglik_grad_i(t, i, theta_p, 1.0, tmp) + t.shift[i]
+        Mi = t.M[i]
+        if not bound_ok(ph, Mi):
+            err[0] = ERR_PHI_BOUND
+            err[1] = i
+            return 0.0
+        ph = min(max(ph, 0.0), Mi)
+        r = a_scale * Mi + ph
+        s += np.log(r / kept_r[k])
+        for j in range(d):
+            g_p[j] += tmp[j] / r
+    return s
+
+
+@njit(cache=True)
+def poisson_grad_init(t: TallData, theta0: np.ndarray, Lam: float):
+    """State: ``(theta, lp, err, buf, kept_i, kept_r)`` with ``lp[0] = log prior(theta)``."""
+    theta = theta0.copy()
+    lp = np.empty(1)
+    lp[0] = log_prior(t, theta)
+    err = np.zeros(2, dtype=np.int64)
+    n0 = int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64.0)
+    return theta, lp, err, np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0)
+
+
+@njit(cache=True)
+def poisson_grad_step(
+    t: TallData,
+    theta,
+    lp,
+    err,
+    buf,
+    kept_i,
+    kept_r,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    theta_p,
+    g,
+    g_p,
+    tmp,
+):
+    """One Poisson-MALA / Poisson-Barker transition in place.
+
+    Returns ``(accepted, B, datum_evals, nk, log_r, buf, kept_i, kept_r)``; after the call
+    ``kept_i[:nk]`` is the count multiset, ``g``/``g_p`` the surrogate gradients, ``theta_p`` the
+    proposal (used by verify's per-draw detailed-balance identity)."""
+    a_scale = lam / L
+    B, nk, buf, kept_i, kept_r = counts_and_grad(
+        t, theta, a_scale, prob, alias, lam + L, rng, buf, kept_i, kept_r, g, tmp, err
+    )
+    if err[0] != 0:
+        return False, B, B, nk, np.nan, buf, kept_i, kept_r
+    propose(prop, theta, g, sigma, h, K, rng, theta_p)
+    lp_p = log_prior(t, theta_p)
+    if lp_p == -np.inf:
+        return False, B, B, nk, -np.inf, buf, kept_i, kept_r
+    log_r = ratio_and_grad_at(t, theta_p, a_scale, kept_i, kept_r, nk, g_p, tmp, err)
+    if err[0] != 0:
+        return False, B, B + nk, nk, np.nan, buf, kept_i, kept_r
+    log_r += lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g, g_p, sigma, h, K)
+    if np.log(rng.random()) < log_r:
+        theta[:] = theta_p
+        lp[0] = lp_p
+        return True, B, B + nk, nk, log_r, buf, kept_i, kept_r
+    return False, B, B + nk, nk, log_r, buf, kept_i, kept_r
+
+
+@njit(cache=True)
+def poisson_grad_sample(
+    t: TallData,
+    theta,
+    lp,
+    err,
+    buf,
+    kept_i,
+    kept_r,
+    n_iter: int,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    thin: int,
+):
+    """Chain loop; returns ``(samples, accepted, n_evals=B, datum_evals)``; stops on a bound error."""
+    d = theta.shape[0]
+    samples = np.empty((n_iter // thin, d))
+    acc = np.zeros(n_iter, dtype=np.bool_)
+    nev = np.zeros(n_iter, dtype=np.int64)
+    dev = np.zeros(n_iter, dtype=np.int64)
+    theta_p = np.empty(d)
+    g = np.zeros(d)
+    g_p = np.zeros(d)
+    tmp = np.zeros(d)
+    for it in range(n_iter):
+        if err[0] == 0:
+            a, B, de, _, _, buf, kept_i, kept_r = poisson_grad_step(
+                t,
+                theta,
+                lp,
+                err,
+                buf,
+                kept_i,
+                kept_r,
+                prob,
+                alias,
+                lam,
+                L,
+                prop,
+                sigma,
+                h,
+                K,
+                rng,
+                theta_p,
+                g,
+                g_p,
+                tmp,
+            )
+            acc[it] = a
+            nev[it] = B
+            dev[it] = de
+        if (it + 1) % thin == 0:
+            samples[(it + 1) // thin - 1] = theta
+    return samples, acc, nev, dev

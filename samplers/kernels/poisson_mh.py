@@ -1,0 +1,211 @@
+"""PoissonMH (Zhang & De Sa 2019; seed 001 Alg. 5, minibatch by Alg. 8): ``poisson_mh``.
+
+Target ``pi(theta) ∝ prior(theta) exp(sum_i phi_i(theta))`` with ``0 <= phi_i <= M_i``, ``L = sum M_i``.
+Per step: theta' ~ q (random walk, Gaussian or lattice); counts ``s_i ~ Poi(lam M_i / L + phi_i(theta))``
+drawn at the *current* theta by Poisson thinning (shared sampler :mod:`samplers.poisson_minibatch`,
+alias table on ``p_i = M_i / L`` built once, ``B ~ Poi(lam + L)`` candidates);
+``log r = log prior(theta') - log prior(theta)
+        + sum_{kept draws} log((lam M_i/L + phi_i(theta')) / (lam M_i/L + phi_i(theta))) + log q-ratio``.
+Kept draws form a multiset (duplicates = multiplicity s_i), so no length-N count vector is ever touched:
+O(B) work, no allocation in steady state.
+
+Cost bookkeeping: ``n_evals`` = B (the candidates, the paper's "batch size"); the per-datum evaluation
+count (B at theta + the kept draws at theta') is the first extra trace (``datum_evals``).
+
+The bounds are checked on every evaluated factor: phi outside ``[0, M_i]`` (beyond a 1e-9 relative
+tolerance) sets ``err = [1, i]`` and stops the chain; the Python wrapper raises ValueError.
+The helpers :func:`poisson_counts` / :func:`poisson_ratio_at` are shared with Poisson-MALA/Barker.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.proposals import log_q_ratio, propose
+from samplers.targets.tall import TallData, log_prior, phi_i
+
+ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
+ERR_MESSAGES = {
+    ERR_PHI_BOUND: "PoissonMH bound violated: phi_i(theta) outside [0, M_i] for datum {i}",
+    ERR_TUNA_BOUND: "TunaMH bound violated: |U_i(theta') - U_i(theta)| > c_i M(theta, theta') for datum {i}",
+    ERR_BAD_RATE: "non-positive Poisson rate for datum {i} (lambda too small or M_i = 0)",
+}
+
+
+@njit(cache=True)
+def bound_ok(phi: float, Mi: float) -> bool:
+    """``0 <= phi <= M_i`` up to a relative tolerance of 1e-9 (rounding at the box corners)."""
+    tol = 1e-9 * Mi + 1e-12
+    return phi >= -tol and phi <= Mi + tol
+
+
+@njit(cache=True)
+def grow(kept_i: np.ndarray, kept_v: np.ndarray, n: int):
+    """Scratch arrays of length >= n (regrown by doubling only when needed)."""
+    if n > kept_i.shape[0]:
+        return np.empty(2 * n, dtype=np.int64), np.empty(2 * n)
+    return kept_i, kept_v
+
+
+@njit(cache=True)
+def poisson_counts(
+    t: TallData, theta, a_scale: float, prob, alias, Lam: float, rng, buf, kept_i, kept_r, err
+):
+    """Counts ``s_i ~ Poi(a_scale M_i + phi_i(theta))`` by thinning (Alg. 8), as a multiset.
+
+    Returns ``(B, nk, buf, kept_i, kept_r)``: B candidates, ``kept_i[:nk]`` kept indices with their
+    rates ``kept_r[:nk] = a_scale M_i + phi_i(theta)``. ``a_scale = lam / L``."""
+    B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    kept_i, kept_r = grow(kept_i, kept_r, B)
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        ph = phi_i(t, i, theta)
+        Mi = t.M[i]
+        if not bound_ok(ph, Mi):
+            err[0] = ERR_PHI_BOUND
+            err[1] = i
+            return B, nk, buf, kept_i, kept_r
+        ph = min(max(ph, 0.0), Mi)
+        a = a_scale * Mi
+        if keep(rng, a, ph, Mi):
+            kept_i[nk] = i
+            kept_r[nk] = a + ph
+            nk += 1
+    return B, nk, buf, kept_i, kept_r
+
+
+@njit(cache=True)
+def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: int, err) -> float:
+    """``sum_k log(rate_k(theta') / rate_k(theta))`` over the kept multiset (nk evaluations)."""
+    s = 0.0
+    for k in range(nk):
+        i = kept_i[k]
+        ph = phi_i(t, i, theta_p)
+        Mi = t.M[i]
+        if not bound_ok(ph, Mi):
+            err[0] = ERR_PHI_BOUND
+            err[1] = i
+            return 0.0
+        ph = min(max(ph, 0.0), Mi)
+        s += np.log((a_scale * Mi + ph) / kept_r[k])
+    return s
+
+
+@njit(cache=True)
+def poisson_mh_init(t: TallData, theta0: np.ndarray, Lam: float):
+    """State: ``(theta, lp, err, buf, kept_i, kept_r)`` with ``lp[0] = log prior(theta)``."""
+    theta = theta0.copy()
+    lp = np.empty(1)
+    lp[0] = log_prior(t, theta)
+    err = np.zeros(2, dtype=np.int64)
+    n0 = int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64.0)
+    return theta, lp, err, np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0)
+
+
+@njit(cache=True)
+def poisson_mh_step(
+    t: TallData,
+    theta,
+    lp,
+    err,
+    buf,
+    kept_i,
+    kept_r,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    theta_p,
+    g0,
+):
+    """One PoissonMH transition in place.
+
+    Returns ``(accepted, B, datum_evals, log_r, buf, kept_i, kept_r)`` (``log_r = -inf`` when theta'
+    leaves the support; then no data are touched)."""
+    propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+    lp_p = log_prior(t, theta_p)
+    if lp_p == -np.inf:
+        return False, 0, 0, -np.inf, buf, kept_i, kept_r
+    a_scale = lam / L
+    B, nk, buf, kept_i, kept_r = poisson_counts(
+        t, theta, a_scale, prob, alias, lam + L, rng, buf, kept_i, kept_r, err
+    )
+    if err[0] != 0:
+        return False, B, B, np.nan, buf, kept_i, kept_r
+    log_r = poisson_ratio_at(t, theta_p, a_scale, kept_i, kept_r, nk, err)
+    if err[0] != 0:
+        return False, B, B + nk, np.nan, buf, kept_i, kept_r
+    log_r += lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g0, g0, sigma, h, K)
+    if np.log(rng.random()) < log_r:
+        theta[:] = theta_p
+        lp[0] = lp_p
+        return True, B, B + nk, log_r, buf, kept_i, kept_r
+    return False, B, B + nk, log_r, buf, kept_i, kept_r
+
+
+@njit(cache=True)
+def poisson_mh_sample(
+    t: TallData,
+    theta,
+    lp,
+    err,
+    buf,
+    kept_i,
+    kept_r,
+    n_iter: int,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    thin: int,
+):
+    """Chain loop; returns ``(samples, accepted, n_evals=B, datum_evals)``. Stops on a bound error
+    (remaining rows repeat the last state; the wrapper raises)."""
+    d = theta.shape[0]
+    samples = np.empty((n_iter // thin, d))
+    acc = np.zeros(n_iter, dtype=np.bool_)
+    nev = np.zeros(n_iter, dtype=np.int64)
+    dev = np.zeros(n_iter, dtype=np.int64)
+    theta_p = np.empty(d)
+    g0 = np.zeros(d)
+    for it in range(n_iter):
+        if err[0] == 0:
+            a, B, de, _, buf, kept_i, kept_r = poisson_mh_step(
+                t,
+                theta,
+                lp,
+                err,
+                buf,
+                kept_i,
+                kept_r,
+                prob,
+                alias,
+                lam,
+                L,
+                prop,
+                sigma,
+                h,
+                K,
+                rng,
+                theta_p,
+                g0,
+            )
+            acc[it] = a
+            nev[it] = B
+            dev[it] = de
+        if (it + 1) % thin == 0:
+            samples[(it + 1) // thin - 1] = theta
+    return samples, acc, nev, dev

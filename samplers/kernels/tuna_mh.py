@@ -1,0 +1,158 @@
+"""TunaMH (Zhang, Cooper & De Sa 2020; seed 001 Alg. 6, minibatch by Alg. 9): ``tuna_mh``.
+
+Target ``pi ∝ prior(theta) exp(-sum_i U_i)`` with ``U_i = -ll_i`` and
+``|U_i(theta') - U_i(theta)| <= c_i M(theta, theta')``, ``M = ||theta' - theta||_2``, ``C = sum c_i``.
+Per step: theta' ~ q (random walk); ``lam = chi C^2 M^2``;
+``phi_i(theta, theta') = (U_i(theta') - U_i(theta))/2 + c_i M/2 in [0, c_i M]``;
+``s_i ~ Poi(lam c_i / C + phi_i)`` by thinning (alias on ``c_i / C``, ``B ~ Poi(lam + C M)``, keep with
+probability ``(lam c_i + C phi_i) / (lam c_i + C c_i M)``);
+``log r = log prior ratio + sum_{kept} log((lam c_i/C + c_i M - phi_i) / (lam c_i/C + phi_i)) + log q-ratio``
+(``phi_i(theta', theta) = c_i M - phi_i(theta, theta')``, so one U pair per candidate suffices).
+
+``n_evals`` = B; per-datum evaluations (first extra trace) = 2B (U_i at theta and theta').
+:func:`tuna_log_ratio` is shared with Tuna-SGLD.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
+from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.proposals import log_q_ratio, propose
+from samplers.targets.tall import TallData, log_prior, loglik_i
+
+
+@njit(cache=True)
+def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alias, rng, buf, kept_i, err):
+    """TunaMH Poisson estimator of the log target-likelihood ratio (Alg. 6 steps 4-7, Alg. 9).
+
+    Returns ``(log_ratio, B, nk, buf, kept_i)``; ``kept_i[:nk]`` is the count multiset."""
+    d = theta.shape[0]
+    s2 = 0.0
+    for j in range(d):
+        dj = theta_p[j] - theta[j]
+        s2 += dj * dj
+    Md = math.sqrt(s2)
+    if Md == 0.0:
+        return 0.0, 0, 0, buf, kept_i
+    lam = chi * C * C * Md * Md
+    B, buf = draw_candidates(prob, alias, lam + C * Md, rng, buf)
+    if B > kept_i.shape[0]:
+        kept_i = np.empty(2 * B, dtype=np.int64)
+    s = 0.0
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        ci = t.c[i]
+        cm = ci * Md
+        # U(theta') - U(theta) = ll(theta) - ll(theta')
+        du = loglik_i(t, i, theta) - loglik_i(t, i, theta_p)
+        if abs(du) > cm * (1.0 + 1e-9) + 1e-12:
+            err[0] = ERR_TUNA_BOUND
+            err[1] = i
+            return np.nan, B, nk, buf, kept_i
+        ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
+        a = lam * ci / C
+        if keep(rng, a, ph, cm):
+            s += math.log((a + cm - ph) / (a + ph))
+            kept_i[nk] = i
+            nk += 1
+    return s, B, nk, buf, kept_i
+
+
+@njit(cache=True)
+def tuna_mh_init(t: TallData, theta0: np.ndarray):
+    """State: ``(theta, lp, err, buf, kept_i)`` with ``lp[0] = log prior(theta)``."""
+    theta = theta0.copy()
+    lp = np.empty(1)
+    lp[0] = log_prior(t, theta)
+    return (
+        theta,
+        lp,
+        np.zeros(2, dtype=np.int64),
+        np.empty(256, dtype=np.int64),
+        np.empty(256, dtype=np.int64),
+    )
+
+
+@njit(cache=True)
+def tuna_mh_step(
+    t: TallData,
+    theta,
+    lp,
+    err,
+    buf,
+    kept_i,
+    prob,
+    alias,
+    chi: float,
+    C: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    theta_p,
+    g0,
+):
+    """One TunaMH transition in place.
+
+    Returns ``(accepted, B, datum_evals, nk, log_r, buf, kept_i)``."""
+    propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+    lp_p = log_prior(t, theta_p)
+    if lp_p == -np.inf:
+        return False, 0, 0, 0, -np.inf, buf, kept_i
+    s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, prob, alias, rng, buf, kept_i, err)
+    if err[0] != 0:
+        return False, B, 2 * B, nk, np.nan, buf, kept_i
+    log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g0, g0, sigma, h, K)
+    if np.log(rng.random()) < log_r:
+        theta[:] = theta_p
+        lp[0] = lp_p
+        return True, B, 2 * B, nk, log_r, buf, kept_i
+    return False, B, 2 * B, nk, log_r, buf, kept_i
+
+
+@njit(cache=True)
+def tuna_mh_sample(
+    t: TallData,
+    theta,
+    lp,
+    err,
+    buf,
+    kept_i,
+    n_iter: int,
+    prob,
+    alias,
+    chi: float,
+    C: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    thin: int,
+):
+    """Chain loop; returns ``(samples, accepted, n_evals=B, datum_evals)``; stops on a bound error."""
+    d = theta.shape[0]
+    samples = np.empty((n_iter // thin, d))
+    acc = np.zeros(n_iter, dtype=np.bool_)
+    nev = np.zeros(n_iter, dtype=np.int64)
+    dev = np.zeros(n_iter, dtype=np.int64)
+    theta_p = np.empty(d)
+    g0 = np.zeros(d)
+    for it in range(n_iter):
+        if err[0] == 0:
+            a, B, de, _, _, buf, kept_i = tuna_mh_step(
+                t, theta, lp, err, buf, kept_i, prob, alias, chi, C, prop, sigma, h, K, rng, theta_p, g0
+            )
+            acc[it] = a
+            nev[it] = B
+            dev[it] = de
+        if (it + 1) % thin == 0:
+            samples[(it + 1) // thin - 1] = theta
+    return samples, acc, nev, dev
