@@ -197,6 +197,29 @@ def repeat_mh_step(t: TallData, theta0, prop: int, sigma: float, h: float, K: in
 
 
 @njit(cache=True)
+def repeat_mh_steps(t: TallData, theta0, prop: int, sigma: float, h: float, K: int, n_steps: int,
+                    rng, reps: int):
+    """``reps`` independent runs of ``n_steps`` ``mh_step`` calls from theta0 (compare with the
+    rows of ``P^n_steps``; catches bugs in the state carried between steps)."""
+    d = theta0.shape[0]
+    th0, g0, lp0 = mh_init(t, theta0, prop)
+    out = np.empty((reps, d))
+    theta = np.empty(d)
+    grad = np.empty(d)
+    lp = np.empty(1)
+    theta_p = np.empty(d)
+    grad_p = np.zeros(d)
+    for r in range(reps):
+        theta[:] = th0
+        grad[:] = g0
+        lp[0] = lp0[0]
+        for _ in range(n_steps):
+            mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p)
+        out[r] = theta
+    return out
+
+
+@njit(cache=True)
 def repeat_gibbs_steps(fg: FactorGraph, x0, counter0: int, scan: int, n_steps: int, rng, reps: int):
     """``reps`` independent runs of ``n_steps`` ``gibbs_step`` calls from (x0, counter0)."""
     x, counter = gibbs_init(fg, x0)
@@ -227,6 +250,20 @@ def mh_lattice_row_sampler(
 
     def sample_row(s: int, rng: np.random.Generator) -> np.ndarray:
         X = repeat(model, lat.points[s].copy(), prop, float(sigma), float(h), int(K), rng, reps)
+        return lattice_counts(lat, X)
+
+    return sample_row
+
+
+def mh_lattice_multistep_row_sampler(model: TallData, lat: Lattice, prop: int, sigma: float,
+                                     h: float, K: int, n_steps: int, reps: int,
+                                     repeat: Callable = repeat_mh_steps
+                                     ) -> Callable[[int, np.random.Generator], np.ndarray]:
+    """``sample_row`` for ``n_steps`` MH steps (compare with ``np.linalg.matrix_power(P, n)``)."""
+
+    def sample_row(s: int, rng: np.random.Generator) -> np.ndarray:
+        X = repeat(model, lat.points[s].copy(), prop, float(sigma), float(h), int(K),
+                   int(n_steps), rng, reps)
         return lattice_counts(lat, X)
 
     return sample_row

@@ -8,6 +8,8 @@ or :mod:`verify.continuous`, so the same checker runs it.
 MH (``samplers.kernels.mh.mh_step``):
 * ``no_hastings``    drops ``log_q_ratio`` (wrong for asymmetric proposals: Barker, Langevin)
 * ``accept_shift``   accepts when ``log u < log r + 0.3`` (an off-by-a-constant acceptance)
+* ``stale_logpi``    on acceptance the cached ``log pi`` is not updated (invisible in one step
+  from a fresh state; caught by the two-step test against ``P @ P``)
 Gibbs (``samplers.kernels.gibbs.gibbs_step``):
 * ``biased_scan``    random scan picks site 0 with probability 2/(n+1) instead of 1/n
 * ``drop_factor``    the conditional omits the last factor touching the site
@@ -41,7 +43,8 @@ MUTANT_SHIFT = 0.3
 def _mh_step_mutant(
     t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng, theta_p, grad_p, bug: int
 ):
-    """mh_step with bug 1 = no Hastings term, 2 = accept when log u < log r + 0.3."""
+    """mh_step with bug 1 = no Hastings term, 2 = accept when log u < log r + 0.3,
+    3 = stale cached log pi after an acceptance."""
     propose(prop, theta, grad, sigma, h, K, rng, theta_p)
     if not in_support(t, theta_p):
         rng.random()
@@ -59,9 +62,37 @@ def _mh_step_mutant(
     if np.log(u) < log_r:
         theta[:] = theta_p
         grad[:] = grad_p
-        lp[0] = lp_p
+        if bug != 3:
+            lp[0] = lp_p
         return True, t.X.shape[0]
     return False, t.X.shape[0]
+
+
+@njit(cache=True)
+def _repeat_mh_steps_mutant(t, theta0, prop, sigma, h, K, n_steps, rng, reps, bug):
+    d = theta0.shape[0]
+    th0, g0, lp0 = mh_init(t, theta0, prop)
+    out = np.empty((reps, d))
+    theta = np.empty(d)
+    grad = np.empty(d)
+    lp = np.empty(1)
+    theta_p = np.empty(d)
+    grad_p = np.zeros(d)
+    for r in range(reps):
+        theta[:] = th0
+        grad[:] = g0
+        lp[0] = lp0[0]
+        for _ in range(n_steps):
+            _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug)
+        out[r] = theta
+    return out
+
+
+@njit(cache=True)
+def repeat_mh_steps_stale_logpi(t: TallData, theta0, prop: int, sigma: float, h: float, K: int,
+                                n_steps: int, rng, reps: int):
+    """Mutant of ``verify.empirical.repeat_mh_steps``: cached log pi not updated on accept."""
+    return _repeat_mh_steps_mutant(t, theta0, prop, sigma, h, K, n_steps, rng, reps, 3)
 
 
 @njit(cache=True)
