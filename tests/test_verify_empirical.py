@@ -111,3 +111,21 @@ def test_kernel_vs_matrix_validates_input():
         EM.kernel_vs_matrix(np.eye(2), lambda s, rng: np.array([3, 0]), 2, 0)
     with pytest.raises(ValueError):
         EM.kernel_vs_matrix(np.ones((2, 3)), lambda s, rng: np.array([1, 1]), 2, 0)
+
+
+def test_two_step_test_catches_stale_cached_state(grid):
+    """A bug in the state carried between steps is invisible in one step from a fresh state; the
+    two-step comparison with P @ P catches it (alpha = 1e-4 family-wise)."""
+    pb, lat = grid
+    P, _ = E.lattice_mh_matrix(pb.model, lat, "rw")
+    reps = 4000
+    one = EM.kernel_vs_matrix(P, EM.mh_lattice_row_sampler(pb.model, lat, PR.RW_LATTICE, 0.0,
+                                                           lat.h, 3, reps), reps, 5)
+    assert one.passed
+    ok = EM.kernel_vs_matrix(P @ P, EM.mh_lattice_multistep_row_sampler(
+        pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, 2, reps), reps, 6)
+    assert ok.passed, ok.min_p
+    bad = EM.kernel_vs_matrix(P @ P, EM.mh_lattice_multistep_row_sampler(
+        pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, 2, reps,
+        repeat=MU.repeat_mh_steps_stale_logpi), reps, 6)
+    assert not bad.passed
