@@ -35,15 +35,17 @@ _sel = config.get("experiments", "all")
 EXPERIMENT_IDS = list(all_experiments()) if _sel == "all" else [get_experiment(e).id for e in _sel]
 SETTINGS = {e: experiment_settings(get_experiment(e), SCALE, config.get("overrides")) for e in EXPERIMENT_IDS}
 CELLS = {e: [p["cell"] for p in enumerate_cells(get_experiment(e), SETTINGS[e])] for e in EXPERIMENT_IDS}
-# Kernels to warm before the cells: the "method" of every cell that names one (all registered
-# methods if some cell does not), grouped by family so -j N warms families in parallel.
+# Kernels to warm before the cells: the "method" of every cell that names a registered one; for a
+# cell that does not, every method of its experiment's family (all methods if no family matches).
+# Grouped by method family so -j N warms families in parallel.
 from samplers.registry import METHODS as _METHODS  # noqa: E402
 
 _used = set()
 for _e in EXPERIMENT_IDS:
+    _fam = [m for m, spec in _METHODS.items() if spec.family == get_experiment(_e).family]
     for _p in enumerate_cells(get_experiment(_e), SETTINGS[_e]):
         _m = _p.get("method")
-        _used.update(_METHODS) if _m not in _METHODS else _used.add(_m)
+        _used.update([_m] if _m in _METHODS else (_fam or _METHODS))
 WARM = {}
 for _m in sorted(_used):
     WARM.setdefault(_METHODS[_m].family, []).append(_m)
