@@ -116,6 +116,7 @@ def transcription_graphs(quick: bool) -> list[tuple[str, FactorGraph]]:
         ("chain_K3", CC.to_factor_graph(CC.random_chain(4, 2, 3, 3))),
         ("two_variable_0.01", HM.two_variable(0.01)),
         ("four_cycle", HM.four_cycle(1)),
+        ("independent_ties", HM.independent([0.5, 0.25, 0.75])),  # w0 = 0: tie -> x = 0 (w > 0)
     ]
     if not quick:
         g += [(f"sparse7_bin_{s}", HM.random_sparse(10 + s, 7, 0.4, scale=2.0)) for s in range(4)]
@@ -220,15 +221,16 @@ def check_enumeration(quick: bool) -> list[dict]:
     return rows
 
 
-def check_gibbs_kvm(quick: bool) -> list[dict]:
+def check_gibbs_kvm(quick: bool, repeat: Callable | None = None) -> list[dict]:
     """Systematic-scan Gibbs sweep (n gibbs_step calls) vs the exact sweep matrix (G-test)."""
     rows = []
     reps = 4000 if quick else 40000
     for name, fg in (("two_variable_0.1", HM.two_variable(0.1)), ("four_cycle", HM.four_cycle(1))):
         P, _ = gibbs_systematic_sweep_matrix(fg)
         states = factor_graph_states(fg.card)
+        kw = {} if repeat is None else {"repeat": repeat}
         res = kernel_vs_matrix(
-            P, gibbs_row_sampler(fg, states, SYSTEMATIC, 0, fg.n, reps), reps, seed=11, name=name
+            P, gibbs_row_sampler(fg, states, SYSTEMATIC, 0, fg.n, reps, **kw), reps, seed=11, name=name
         )
         rows.append(res.row("herded_gibbs_sweep_kvm", PAPER, "gibbs", name))
     return rows
@@ -265,7 +267,7 @@ def check_mcqmc_kvm(quick: bool, repeat: Callable = repeat_mcqmc_sweep) -> list[
         d = sweep_stride(fg.n, info["period"])
         for k in (0, 37):
 
-            def sample_row(s, rng, fg=fg, k=k, d=d):
+            def sample_row(s, rng, fg=fg, k=k, d=d, states=states):
                 X = repeat(fg, states[s].copy(), u, d, k, rng, reps)
                 return graph_counts(fg.card, X)
 

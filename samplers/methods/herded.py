@@ -476,9 +476,9 @@ def _chain_problem(name: str, chain: CC.ChainCRF, meta: dict) -> Problem:
     return _problem(name, fg, {"chain": chain, **meta}, exact=exact)
 
 
-def build_chain_toy(seed, n_sent: int, length: int, K: int, scale: float) -> Problem:
+def build_chain_toy(seed, n_sent: int, length: int, K: int, score_sd: float) -> Problem:
     """Synthetic chain CRF with N(0, scale^2) scores (seed = draw)."""
-    return _chain_problem("hg_chain_toy", CC.random_chain(seed, n_sent, length, K, scale), {})
+    return _chain_problem("hg_chain_toy", CC.random_chain(seed, n_sent, length, K, score_sd), {})
 
 
 def build_chain_conll2002(
@@ -546,7 +546,7 @@ TARGETS = [
         "hg_chain_toy",
         "discrete",
         build_chain_toy,
-        {"n_sent": 2, "length": 4, "K": 3, "scale": 1.0},
+        {"n_sent": 2, "length": 4, "K": 3, "score_sd": 1.0},
         "seed 003 §4.4",
         "synthetic chain CRF",
     ),
