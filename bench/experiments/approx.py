@@ -80,19 +80,21 @@ def _run_rows(res, method: str, N: int) -> dict[str, Any]:
 
 
 # ============================================================================ S17 §6.1 GMM
-def _gmm_settings(N, K, T, trials, grid_sub):
+def _gmm_settings(N, K, T, trials, grid_sub, nc_m=(50, 100, 200, 300, 400, 500), nc_mu=101,
+                  nc_L=100):
     return {"N": N, "temperature": K, "step": 0.15, "n_iter": T, "trials": trials,
             "x0": [0.5, 0.0], "methods": list(APPROX_METHODS),
             "hyper": {"mh_minibatch": {"m": 50},
                       "austere_mh_c": {"m": 50, "eps": 0.005},
-                      "austere_mh_nc": {"bound": 0.05, "m_grid": [50, 100, 200, 300, 400, 500],
-                                        "mu_points": 101},
+                      "austere_mh_nc": {"bound": 0.05, "m_grid": list(nc_m), "mu_points": nc_mu,
+                                        "L": nc_L},
                       "mh_sublhd": {"m": 50, "gamma": 1.5, "p": 2.0, "delta": 0.01}},
             "box": [-1.5, 2.5, -2.5, 3.0], "bin": 0.1, "sub": grid_sub, "scale_to": 5000}
 
 
 GMM_SETTINGS = {"paper": _gmm_settings(1_000_000, 1e4, 3000, 10, 10),
-                "smoke": _gmm_settings(20_000, 2e2, 300, 1, 2)}
+                "smoke": _gmm_settings(10_000, 2e2, 300, 1, 2, nc_m=(50, 200), nc_mu=21,
+                                       nc_L=40)}
 
 
 def gmm_cells(s: dict) -> list[dict]:
@@ -451,9 +453,9 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
 DESIGN_SETTINGS = {
     "paper": {"N": 100_000, "temperature": 1e3, "step": 0.05, "pairs": 100, "targets":
               [0.001, 0.002, 0.005, 0.01, 0.02, 0.05], "alphas": [0.5, 0.75, 1.0], "L": 100,
-              "burn": 500},
+              "burn": 500, "mu_points": 201},
     "smoke": {"N": 5_000, "temperature": 1e2, "step": 0.05, "pairs": 10, "targets": [0.01, 0.05],
-              "alphas": [0.5, 1.0], "L": 40, "burn": 100},
+              "alphas": [0.5, 1.0], "L": 30, "burn": 100, "mu_points": 21},
 }
 
 
@@ -488,7 +490,8 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
         pairs.append((l.mean(), l.std(), lprior(thp) - lprior(th)))
     pairs = np.array(pairs)
     train, test = pairs[::2], pairs[1::2]
-    tab = dsg.design_table(N, L=int(s["L"]))
+    grid = np.linspace(0, 10, int(s["mu_points"]))
+    tab = dsg.design_table(N, mu_grid=grid, L=int(s["L"]))
     rows = []
     for tgt in s["targets"]:
         for kind in ("average", "worst"):
@@ -506,7 +509,6 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
             errs, use = [], []
             pis = dsg.stage_fractions(N, m)
             Gs = dsg.boundaries(pis, e, "wang_tsiatis", al)
-            grid = np.linspace(0, 10, 101)
             Et = np.array([dsg.seq_dp(float(z), pis, Gs, int(s["L"]))[0] for z in grid])
             Pt = np.array([dsg.seq_dp(float(z), pis, Gs, int(s["L"]))[2] for z in grid])
             for mu, sl, k in test:
@@ -520,9 +522,11 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
         m = min(600, N)
         pis = dsg.stage_fractions(N, m)
         Gs = dsg.boundaries(pis, e)
+        Et = np.array([dsg.seq_dp(float(z), pis, Gs, int(s["L"]))[0] for z in grid])
+        Pt = np.array([dsg.seq_dp(float(z), pis, Gs, int(s["L"]))[2] for z in grid])
         errs, use = [], []
         for mu, sl, k in test:
-            D_, U_ = dsg.acceptance_error(mu, sl, k, N, m, e, L=int(s["L"]), nq=16)
+            D_, U_ = dsg.acceptance_error(mu, sl, k, N, m, e, table=(grid, Et, Pt))
             errs.append(abs(D_))
             use.append(U_ * N)
         rows.append({"target_error": float("nan"), "design": "fixed m=600", "m": m, "eps": e,

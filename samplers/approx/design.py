@@ -17,6 +17,7 @@ unexited total, O(L^2 J) (stopped early once the unexited mass is < 1e-15). mu_s
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -207,10 +208,15 @@ def worst_case_design(
     }
 
 
+@functools.lru_cache(maxsize=16)
+def _leggauss(nq: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.legendre.leggauss(nq)
+
+
 def _pair_terms(mu: float, sigma_l: float, k: float, N: int, nq: int = 64):
     """Gauss-Legendre nodes over u split at P_a; returns (u, weights, mu_std(u), P_a)."""
     Pa = min(1.0, math.exp(min(700.0, N * mu + k)))
-    x, w = np.polynomial.legendre.leggauss(nq)
+    x, w = _leggauss(nq)
     us, ws = [], []
     for a, b in ((0.0, Pa), (Pa, 1.0)):
         if b > a:
