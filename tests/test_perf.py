@@ -1,0 +1,243 @@
+"""Tests of the performance regression gate (bench.perf_compare) and of ``mcmc-bench perf``.
+
+The compare/gate logic is tested on synthetic numbers (no timing, cannot flake). One test times real
+njit kernels: a deliberately slowed kernel (4x the work) must trip the calibration-normalised gate and
+an unchanged rerun must not (a false alarm needs > 2x noise in the minimum of 5 rounds *and* in the
+retry; observed ratios on this 2-core machine under a load of ~6 stay below 1.3)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from numba import njit
+
+from bench import perf_compare as pc
+
+
+# ============================================================================ compare (synthetic)
+def test_compare_statuses():
+    base = {"a": 1.0, "b": 1.0, "c": 1.0, "gone": 1.0}
+    cur = {"a": 1.9, "b": 2.1, "c": 0.4, "new": 3.0}
+    v = {x.key: x for x in pc.compare(cur, base, threshold=2.0)}
+    assert v["a"].status == "ok" and v["a"].ratio == pytest.approx(1.9)
+    assert v["b"].status == "regression"
+    assert v["c"].status == "faster"
+    assert v["new"].status == "new" and v["new"].baseline is None
+    assert v["gone"].status == "missing" and v["gone"].current is None
+
+
+@pytest.mark.parametrize("threshold", [1.0, 0.5, float("nan"), float("inf"), "2"])
+def test_compare_rejects_bad_threshold(threshold):
+    with pytest.raises(ValueError, match="threshold"):
+        pc.compare({"a": 1.0}, {"a": 1.0}, threshold=threshold)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_compare_rejects_bad_times(bad):
+    with pytest.raises(ValueError, match="finite positive"):
+        pc.compare({"a": bad}, {"a": 1.0})
+    with pytest.raises(ValueError, match="finite positive"):
+        pc.compare({"a": 1.0}, {"a": bad})
+
+
+def test_gate_noise_spike_passes_after_retry():
+    calls = []
+
+    def remeasure(keys):
+        calls.append(list(keys))
+        return {k: 1.1 for k in keys}
+
+    res = pc.gate({"a": 3.0, "b": 1.0}, {"a": 1.0, "b": 1.0}, remeasure, threshold=2.0)
+    assert res.passed
+    assert calls == [["a"]]  # only the failing kernel is re-measured, once
+    assert res.retried == ["a"]
+    assert {v.key: v.current for v in res.verdicts}["a"] == pytest.approx(1.1)
+    assert res.first_pass["a"] == 3.0
+
+
+def test_gate_persistent_regression_fails():
+    res = pc.gate({"a": 3.0, "b": 1.0}, {"a": 1.0, "b": 1.0}, lambda keys: {k: 2.9 for k in keys})
+    assert not res.passed
+    assert [v.key for v in res.regressions] == ["a"]
+    assert "regression" in res.report() and "a" in res.report()
+
+
+def test_gate_keeps_minimum_and_respects_retries():
+    # the retry is worse than the first pass: the minimum (first pass) is kept
+    res = pc.gate({"a": 2.5}, {"a": 1.0}, lambda keys: {"a": 5.0})
+    assert res.regressions[0].current == pytest.approx(2.5)
+    called = []
+    res0 = pc.gate({"a": 3.0}, {"a": 1.0}, lambda keys: called.append(keys) or {"a": 1.0}, retries=0)
+    assert not res0.passed and not called
+    with pytest.raises(ValueError, match="retries"):
+        pc.gate({"a": 1.0}, {"a": 1.0}, None, retries=-1)
+    assert not pc.gate({"a": 3.0}, {"a": 1.0}, None).passed  # no re-measurement available
+
+
+def test_gate_mutant_threshold_matters():
+    """Mutant of the rule: a gate at threshold 1.01 would fail on a 1.2x noise ratio that 2x accepts."""
+    assert pc.gate({"a": 1.2}, {"a": 1.0}, lambda k: {"a": 1.2}, threshold=2.0).passed
+    assert not pc.gate({"a": 1.2}, {"a": 1.0}, lambda k: {"a": 1.2}, threshold=1.01).passed
+
+
+# ============================================================================ entries and baseline file
+def _entry(key="m", normalised=0.5, **kw):
+    d = dict(
+        key=key,
+        method=key,
+        family="baseline",
+        target="t",
+        target_params={"N": 10},
+        scale="paper",
+        n_iter=100,
+        thin=1,
+        sec_per_iter=1e-4,
+        cpu_per_iter=1e-4,
+        calib_seconds=2e-4,
+        normalised=normalised,
+        mean_batch=10.0,
+        sec_per_iter_median=1e-4,
+    )
+    d.update(kw)
+    return pc.Entry(**d)
+
+
+def test_entry_from_rounds_uses_minima():
+    e = pc.entry_from_rounds(
+        "rwm",
+        "truncated_gaussian",
+        {"N": 5},
+        "paper",
+        100,
+        1,
+        calib=[0.004, 0.002, 0.003],
+        wall=[0.5, 0.2, 0.9],
+        cpu=[0.3, 0.1, 0.2],
+        mean_batch=7.0,
+    )
+    assert e.sec_per_iter == pytest.approx(0.002)
+    assert e.cpu_per_iter == pytest.approx(0.001)
+    assert e.calib_seconds == pytest.approx(0.002)
+    assert e.normalised == pytest.approx(0.5)
+    assert e.sec_per_iter_median == pytest.approx(0.005)
+    assert e.gated
+    short = pc.entry_from_rounds("rwm", "t", {}, "paper", 10, 1, [1e-3], [1e-5], [1e-5], 1.0)
+    assert not short.gated  # a 10 us round is too short to gate
+    with pytest.raises(ValueError, match="at least one round"):
+        pc.entry_from_rounds("rwm", "t", {}, "paper", 10, 1, [], [], [], 1.0)
+
+
+def test_baseline_roundtrip_and_errors(tmp_path):
+    p = tmp_path / "b.json"
+    assert pc.load_baseline(p) == {}
+    e1, e2 = _entry("a", 0.5), _entry("b", 0.25, gated=False)
+    pc.save_baseline([e2, e1], p, threshold=2.0, note="test")
+    back = pc.load_baseline(p)
+    assert back == {"a": e1, "b": e2}
+    assert pc.normalised_map(back) == {"a": 0.5, "b": 0.25}
+    doc = json.loads(p.read_text())
+    assert list(doc["entries"]) == ["a", "b"] and doc["note"] == "test"
+    doc["calibration"]["N"] = 123
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="calibration"):
+        pc.load_baseline(p)
+    p.write_text("{not json")
+    with pytest.raises(ValueError, match="JSON"):
+        pc.load_baseline(p)
+    p.write_text(json.dumps({"schema": 99, "entries": {}}))
+    with pytest.raises(ValueError, match="schema"):
+        pc.load_baseline(p)
+    p.write_text(json.dumps({"schema": pc.SCHEMA, "entries": {"a": {"key": "a"}}}))
+    with pytest.raises(ValueError, match="bad entry"):
+        pc.load_baseline(p)
+
+
+def test_same_config():
+    a = _entry()
+    assert pc.same_config(a, _entry(normalised=9.0))
+    assert not pc.same_config(a, _entry(n_iter=200))
+    assert not pc.same_config(a, _entry(target_params={"N": 11}))
+
+
+def test_committed_baseline_is_valid():
+    entries = pc.load_baseline()
+    assert entries, "tests/benchmarks/baseline/registry_baseline.json is missing or empty"
+    for k, e in entries.items():
+        assert k == e.key and e.normalised > 0 and e.n_iter >= e.thin >= 1
+
+
+def test_problem_candidates_cover_every_registered_space():
+    from samplers.registry import METHODS
+
+    for spec in METHODS.values():
+        assert any(pc.problem_candidates(s) for s in spec.spaces), spec.id
+
+
+# ============================================================================ real timing demonstration
+@njit(cache=True)
+def _demo_kernel(X, theta, repeat):
+    """Stand-in 'kernel': a full-batch quadratic log-likelihood; ``repeat`` > 1 is the deliberately
+    slowed variant (each datum evaluated ``repeat`` times, as an accidental redundant pass would)."""
+    s = 0.0
+    for i in range(X.shape[0]):
+        for _ in range(repeat):
+            a = 0.0
+            for j in range(X.shape[1]):
+                r = theta[j] - X[i, j]
+                a += r * r
+            s += a / repeat
+    return s
+
+
+def _demo_normalised(repeat: int, rounds: int = 5) -> float:
+    X = np.random.default_rng(1).standard_normal((40_000, 20))
+    theta = np.zeros(20)
+    _demo_kernel(X, theta, repeat)
+    cal, ker = [], []
+    for _ in range(rounds):
+        cal.append(pc.calibration_once())
+        t0 = time.process_time()
+        _demo_kernel(X, theta, repeat)
+        ker.append(time.process_time() - t0)
+    return min(ker) / min(cal)
+
+
+def test_gate_trips_on_slowed_kernel_and_not_on_rerun():
+    base = {"demo": _demo_normalised(1)}
+    rerun = pc.gate({"demo": _demo_normalised(1)}, base, lambda k: {"demo": _demo_normalised(1)})
+    assert rerun.passed, rerun.report()
+    slowed = pc.gate({"demo": _demo_normalised(4)}, base, lambda k: {"demo": _demo_normalised(4)})
+    assert not slowed.passed, slowed.report()
+    assert slowed.retried == ["demo"]
+    assert slowed.regressions[0].ratio > 2.5
+
+
+# ============================================================================ mcmc-bench perf --quick
+def test_perf_rejects_bad_out(tmp_path):
+    from bench.perf import run_perf
+
+    with pytest.raises(ValueError, match=".csv"):
+        run_perf(True, tmp_path / "x.txt", tmp_path, startup_methods=[])
+
+
+@pytest.mark.slow
+def test_perf_quick_cli(tmp_path):
+    from bench.cli import main
+
+    out = tmp_path / "performance.csv"
+    rc = main(["perf", "--quick", "--out", str(out), "--figs", str(tmp_path / "figs"), "--startup", "rwm"])
+    assert rc == 0
+    df = pd.read_csv(out)
+    assert {"scaling", "paper", "startup", "targets"} <= set(df.section)
+    sc = df[(df.section == "scaling") & (df.method == "sgld")]
+    assert sorted(sc.N.unique()) == [1_000, 10_000, 100_000]
+    assert (sc.mean_batch == 512).all()  # SGLD's E[B] is its batch size
+    assert np.isfinite(sc.speedup).all() and (sc.ideal_speedup == sc.N / 512).all()
+    st = df[df.section == "startup"].iloc[0]
+    assert st.cold_first_call_s > 0 and st.warm_first_call_s > 0
+    assert (tmp_path / "figs" / "perf_time_vs_N.png").exists()
+    assert (tmp_path / "performance.md").exists()
