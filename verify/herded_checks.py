@@ -462,12 +462,11 @@ def theory_thm2(quick: bool, runner: Runner = kernel_runner) -> list[dict]:
         _theory(
             "herded_thm2_empty_graph",
             "Thm 2: P_T -> pi (empty graph, rationally independent)",
-            f"p=(sqrt2-1, sqrt3-1, sqrt5-2); {path}",
+            f"p=(sqrt2-1, sqrt3-1, sqrt5-2); {path}; no rate stated: bound = min(1e-3, TV(1e3)/10)",
             thr,
             float(tv[-1]),
             bool(tv[-1] <= thr),
             float(thr - tv[-1]),
-            reason="no rate is stated: holds = TV(Tmax) <= min(1e-3, TV(1e3)/10)",
         )
     ]
     fg2 = HM.independent([0.5, 0.5])
@@ -480,12 +479,12 @@ def theory_thm2(quick: bool, runner: Runner = kernel_runner) -> list[dict]:
             _theory(
                 "herded_thm2_rational_counterexample",
                 "Thm 2 needs rational independence: pi=(1/2,1/2) joint TV stays 1/2",
-                f"w0={w0}, T=1e2..1e4",
+                f"w0={w0}, T=1e2..1e4; holds = the non-convergence is reproduced (TV >= 0.45 while "
+                f"marginal error {marg:.1e} <= 1e-3)",
                 0.45,
                 float(tv2.min()),
                 bool(tv2.min() >= 0.45 and marg <= 1e-3),
                 float(tv2.min() - 0.45),
-                reason=f"expected failure of convergence (marginal error {marg:.1e})",
             )
         )
     return rows
@@ -639,13 +638,13 @@ def theory_incomplete(quick: bool, runner: Runner = kernel_runner) -> list[dict]
             rows.append(
                 _theory(
                     "herded_incomplete_not_1_over_T",
-                    "§4.2: no O(1/T) on incomplete graphs",
+                    "§4.2: no O(1/T) on incomplete graphs (holds = envelope slope > -0.8)",
                     f"4-cycle draw 1, weights keyed on {label}, T={Ts[0]}..{Tmax}, L1(Tmax)={err[-1]:.2e}",
-                    -1.0,
+                    -0.8,
                     s,
                     s > -0.8,
                     s + 0.8,
-                    reason="expected: slope of the envelope well above -1",
+                    reason="" if s > -0.8 else "paper's plateau not visible at this T (needs longer runs)",
                 )
             )
         else:

@@ -355,9 +355,9 @@ def denoise_errors(
         elif m in ("herded_gibbs", "herded_gibbs_shared"):
             r = R.run(m, prob, n_sweeps, 0)
             est = np.cumsum(r.samples, axis=0) / t
-        elif m.startswith("mean_field_D"):
-            D = float(m[len("mean_field_D") :])
-            r = R.run("mean_field", prob, n_sweeps, 0, damping=D, order="sequential")
+        elif m in MF_ORDER:
+            D = float(m[len("mean_field_D") :].split("_")[0])
+            r = R.run("mean_field", prob, n_sweeps, 0, damping=D, order=MF_ORDER[m])
             est = r.samples
         else:
             raise ValueError(f"unknown denoising method {m!r}")
@@ -639,7 +639,7 @@ SETTINGS_DN = {
         "sigmas": list(SIGMAS),
         "n_images": 10,
         "n_sweeps": 30,
-        "methods": list(DENOISE_METHODS),
+        "methods": list(DENOISE_METHODS + EXTRA_MF),
         "toy_size": 32,
     },
     "smoke": {

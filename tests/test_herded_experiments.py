@@ -1,0 +1,133 @@
+"""Herded experiments (bench/experiments/herded.py): cells, run_cell and summarize on tiny settings
+(synthetic image and a synthetic tagged corpus, so no dataset is needed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.cells import enumerate_cells
+from bench.experiments import herded as E
+from bench.outputs import Outputs
+
+matplotlib.use("Agg")
+
+
+@dataclass
+class Ctx:
+    settings: dict
+    out_dir: Path
+    payload: dict = field(default_factory=dict)
+
+    def data(self, name):
+        return self.payload[name]
+
+
+def _exp(eid):
+    return next(e for e in E.EXPERIMENTS if e.id == eid)
+
+
+def _run_all(eid, settings, tmp_path, payload=None, limit=None):
+    exp = _exp(eid)
+    rows = []
+    for k, p in enumerate(enumerate_cells(exp, settings)):
+        if limit is not None and k >= limit:
+            break
+        ctx = Ctx(settings, tmp_path / "cells" / eid / p["cell"], payload or {})
+        for r in exp.run_cell(p, np.random.SeedSequence([7, k]), ctx):
+            rows.append({**r, "cell": p["cell"], "status": "ok"})
+    out = Outputs(tmp_path / "results", tmp_path / "figs", experiment=eid)
+    exp.summarize(pd.DataFrame(rows), settings, out)
+    return pd.DataFrame(rows), out
+
+
+def test_settings_and_cells_paper_scale():
+    for exp in E.EXPERIMENTS:
+        for scale in ("paper", "smoke"):
+            cells = enumerate_cells(exp, exp.settings[scale])
+            assert cells and len({c["cell"] for c in cells}) == len(cells)
+    cg = enumerate_cells(_exp("hg_complete_graph"), E.SETTINGS_CG["paper"])
+    assert len(cg) == 4 * (1 + 2 * 4) and E.SETTINGS_CG["paper"]["n_sweeps"] == 2**18
+    assert len(enumerate_cells(_exp("hg_denoise"), E.SETTINGS_DN["paper"])) == 40
+    assert len(enumerate_cells(_exp("hg_crf"), E.SETTINGS_CRF["paper"])) == 1 + 3 * 6
+
+
+def test_complete_graph_cells(tmp_path):
+    s = {"eps": [0.1], "n_sweeps": 2**10, "n_seeds": 4, "seeds_per_cell": 2}
+    df, out = _run_all("hg_complete_graph", s, tmp_path)
+    fin = df[df["T"] == 2**10].groupby("method")["l1"].median()
+    assert fin["herded_gibbs"] < fin["gibbs"]
+    assert (tmp_path / "results" / "hg_fig5_final.csv").exists()
+    assert (tmp_path / "figs" / "hg_fig5.png").exists()
+
+
+def test_complete_graph_seed_reproducible():
+    Ts = np.array([100, 1000])
+    a = E.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(3), Ts)
+    b = E.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(3), Ts)
+    c = E.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(4), Ts)
+    assert np.array_equal(a[0], b[0]) and not np.array_equal(a[0], c[0])
+
+
+def test_incomplete_graph_streaming_matches_direct(tmp_path):
+    Ts, e = E.incomplete_graph_run(1, "neighbours", 5000, chunk=700)
+    Ts2, e2 = E.incomplete_graph_run(1, "neighbours", 5000, chunk=5000)
+    assert np.array_equal(Ts, Ts2) and np.allclose(e, e2, rtol=0, atol=1e-15)
+    _run_all("hg_incomplete_graph", {"draws": [1], "n_sweeps": [3000]}, tmp_path)
+    assert (tmp_path / "results" / "hg_fig7_incomplete.csv").exists()
+
+
+def test_denoise_cells_toy(tmp_path):
+    s = dict(
+        E.SETTINGS_DN["smoke"],
+        image="toy",
+        n_images=1,
+        toy_size=20,
+        sigmas=[2.0],
+        methods=list(E.DENOISE_METHODS + E.EXTRA_MF),
+    )
+    df, _ = _run_all("hg_denoise", s, tmp_path)
+    assert set(df["method"]) == set(s["methods"]) and df["sweep"].max() == 30
+    tab = pd.read_csv(tmp_path / "results" / "hg_table2.csv")
+    assert {"paper_value", "error_x1e3"} <= set(tab.columns)
+    assert tab.loc[tab["method"] == "gibbs", "paper_value"].iloc[0] == pytest.approx(21.63)
+
+
+def _corpus(rng, n):
+    words = {"PER": ["Ana", "Juan"], "LOC": ["Madrid", "Lima"], "O": ["en", "vive", "la", "y"]}
+    out = []
+    for _ in range(n):
+        s = []
+        for _ in range(rng.integers(3, 7)):
+            t = rng.choice(["PER", "LOC", "O", "O"])
+            s.append((str(rng.choice(words[t])), "X", "O" if t == "O" else f"B-{t}"))
+        out.append(s)
+    return out
+
+
+def test_crf_cells_synthetic_corpus(tmp_path):
+    rng = np.random.default_rng(0)
+    data = {"esp.train": _corpus(rng, 60), "esp.testa": _corpus(rng, 20), "esp.testb": _corpus(rng, 15)}
+    s = dict(
+        E.SETTINGS_CRF["smoke"],
+        n_train=None,
+        n_test=None,
+        n_dev=None,
+        iters=[5, 10],
+        annealed_runs=1,
+        block=4,
+        epochs=2,
+    )
+    df, _ = _run_all("hg_crf", s, tmp_path, payload={"conll2002": data})
+    assert set(df["method"]) == {"viterbi", "herded_gibbs", "annealed_gibbs"}
+    v = df[df["method"] == "viterbi"].iloc[0]
+    assert v["token_agreement_viterbi"] == 1.0 and v["frac_sentences_at_map"] == 1.0
+    assert (df["frac_sentences_at_map"] <= 1.0).all()
+    assert (tmp_path / "results" / "hg_table3.csv").exists()
+    # the trained model is cached on disk next to the cells and reused
+    assert list((tmp_path / "cells" / "hg_crf").glob("hg_crf_cache/*.npz"))
