@@ -71,7 +71,7 @@ def claim_table2(quick: bool) -> list[dict]:
             _claim("table2_orderings", "Table 2 orderings", "letter A", f"data unavailable: {exc}", False)
         ]
     sigmas = (2.0, 4.0, 8.0) if quick else (2.0, 4.0, 6.0, 8.0)
-    n_img = 2 if quick else 10
+    n_img = 1 if quick else 10
     err = {}
     for sg in sigmas:
         acc = {m: [] for m in DENOISE_METHODS}
