@@ -29,17 +29,9 @@ rule experiment_config:
         atomic_write_text(output[0], params.cfg + "\n")
 
 
-def _cell_inputs(wc):
-    return {
-        "config": f"results/config/{wc.exp}.json",
-        "kernels": [f"results/logs/compile_kernels/{f}.json" for f in WARM],
-        "data": [f"data/status/{d}.json" for d in EXP_DATASETS[wc.exp]],
-    }
-
-
 rule run_cell:
     input:
-        unpack(_cell_inputs),
+        unpack(cell_inputs),
     output:
         "results/cells/{exp}/{cell}.json",
     log:

@@ -79,6 +79,22 @@ def workflow_config():
     }
 
 
+def raw_status_files(wildcards):
+    """Download status files of the raw files a named dataset needs."""
+    from bench.data_registry import raw_files
+
+    return [f"data/status/raw/{f}.json" for f in raw_files(wildcards.name)]
+
+
+def cell_inputs(wc):
+    """A cell needs its experiment's config, warm kernels and its experiment's datasets."""
+    return {
+        "config": f"results/config/{wc.exp}.json",
+        "kernels": [f"results/logs/compile_kernels/{f}.json" for f in WARM],
+        "data": [f"data/status/{d}.json" for d in EXP_DATASETS[wc.exp]],
+    }
+
+
 def cell_files(exp):
     return [f"results/cells/{exp}/{c}.json" for c in CELLS[exp]]
 

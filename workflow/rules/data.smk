@@ -1,11 +1,6 @@
 # Data: download (one job per raw file: checksum-verified, mirror first) and preprocess (one job per
 # named dataset, cached .npz under data/cache). A file that cannot be obtained is recorded as
 # "data unavailable" (status JSON) instead of failing, so the DAG goes on and the cells say so.
-from bench.data_registry import raw_files
-
-
-def _raw_for(wildcards):
-    return [f"data/status/raw/{f}.json" for f in raw_files(wildcards.name)]
 
 
 rule download:
@@ -19,7 +14,7 @@ rule download:
 
 rule preprocess:
     input:
-        _raw_for,
+        raw_status_files,
     output:
         "data/status/{name}.json",
     log:
