@@ -17,7 +17,9 @@ Writes ``results/performance.csv`` (+ ``.md``) and figures in ``paper_figs/``. R
   ``process_s`` = the whole subprocess including the Python interpreter and imports.
 * ``targets``  the issue's four targets with measured value, threshold and verdict.
 
-Times are minima over rounds of ``ChainResult.sample_seconds / n_iter`` (compiled loop only).
+Times are minima over rounds: ``cpu_per_iter`` = CPU seconds of the compiled loop per iteration (used
+for every ratio: robust to other processes sharing the machine) and ``sec_per_iter`` =
+``ChainResult.sample_seconds / n_iter`` (wall clock, compiled loop only; ESS/s uses wall time).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from bench.perf_compare import timed_run
 
 FALLBACK_TWINS = {"sgld": "mala"}  # until the baseline declares one (issue 9 brief)
 SWEEP = {  # target -> (fixed params, param scaled with N so that N * beta is constant)
@@ -70,25 +74,34 @@ def _hyper(method: str, target: str) -> dict[str, Any]:
 def time_per_iter(
     method: str, problem, hyper: dict[str, Any], budget: float, rounds: int
 ) -> dict[str, float]:
-    """Min over ``rounds`` fixed-seed chains of sample_seconds / n_iter; n_iter sized to ``budget`` s."""
+    """Min over ``rounds`` fixed-seed chains (n_iter sized to ``budget`` CPU seconds) of the compiled
+    loop's CPU seconds per iteration (``cpu_per_iter``, bench.perf_compare.timed_run: robust to other
+    processes on a shared machine; speedups use it) and of ``sample_seconds / n_iter`` (wall)."""
     from samplers import registry
 
-    res = registry.run(method, problem, 2, 0, **hyper)  # compile / load cache
+    registry.run(method, problem, 2, 0, **hyper)  # compile / load cache
     n = 4
     while True:
-        res = registry.run(method, problem, n, 0, **hyper)
-        if res.sample_seconds > 0.02 or n >= 200_000:
+        res, cpu = timed_run(method, problem, n, 0, 1, **hyper)
+        if cpu > 0.02 or n >= 200_000:
             break
         n *= 4
-    n_iter = int(min(max(budget * n / max(res.sample_seconds, 1e-9), 4), 200_000))
+    n_iter = int(min(max(budget * n / max(cpu, 1e-9), 8), 200_000))
     thin = max(1, n_iter // 500)
-    n_iter = max(thin, n_iter - n_iter % thin)
-    best, batch, acc = math.inf, float("nan"), float("nan")
+    n_iter = max(2 * thin, n_iter - n_iter % thin)
+    wall, best, batch, acc = math.inf, math.inf, float("nan"), float("nan")
     for _ in range(rounds):
-        res = registry.run(method, problem, n_iter, 1, thin=thin, **hyper)
-        best = min(best, res.sample_seconds / n_iter)
+        res, cpu = timed_run(method, problem, n_iter, 1, thin, **hyper)
+        best = min(best, cpu / n_iter)
+        wall = min(wall, res.sample_seconds / n_iter)
         batch, acc = res.mean_batch, res.accept_rate
-    return {"sec_per_iter": best, "mean_batch": batch, "accept_rate": acc, "n_iter": n_iter}
+    return {
+        "cpu_per_iter": best,
+        "sec_per_iter": wall,
+        "mean_batch": batch,
+        "accept_rate": acc,
+        "n_iter": n_iter,
+    }
 
 
 def _problem(target: str, N: int):
@@ -120,7 +133,7 @@ def scaling_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[d
                     )
                 r = time_per_iter(m, prob, {}, budget, rounds)
                 tw = twins[twin]
-                speed = tw["sec_per_iter"] / r["sec_per_iter"]
+                speed = tw["cpu_per_iter"] / r["cpu_per_iter"]
                 ideal = N / r["mean_batch"] if r["mean_batch"] > 0 else float("nan")
                 rows.append(
                     {
@@ -136,8 +149,8 @@ def scaling_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[d
                     }
                 )
                 log(
-                    f"scaling {target} N={N:.0e} {m}: {r['sec_per_iter'] * 1e6:.1f} us/it, "
-                    f"E[B]={r['mean_batch']:.0f}; {twin}: {tw['sec_per_iter'] * 1e6:.1f} us/it; "
+                    f"scaling {target} N={N:.0e} {m}: {r['cpu_per_iter'] * 1e6:.1f} us/it, "
+                    f"E[B]={r['mean_batch']:.0f}; {twin}: {tw['cpu_per_iter'] * 1e6:.1f} us/it; "
                     f"speedup {speed:.2f} / ideal {ideal:.1f}"
                 )
             del prob
@@ -146,13 +159,13 @@ def scaling_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[d
 
 def _ess(method: str, prob, hyper: dict, n_iter: int) -> dict[str, float]:
     from bench.metrics import ess_report
-    from samplers import registry
 
-    res = registry.run(method, prob, n_iter, 2, **hyper)
+    res, cpu = timed_run(method, prob, n_iter, 2, 1, **hyper)
     rep = ess_report(res.samples, res.sample_seconds, burn_in=n_iter // 5)
     return {
         "ess_per_s_min": rep["ess_identity_per_s_min"],
         "ess_per_s_median": rep["ess_identity_per_s_median"],
+        "ess_per_cpu_s_min": rep["ess_identity_min"] / cpu,
         "ess_min": rep["ess_identity_min"],
         "chain_accept": res.accept_rate,
         "chain_iters": n_iter,
@@ -178,12 +191,12 @@ def paper_rows(budget: float, rounds: int, ess_seconds: float, tune: bool, log=p
                     step, _ = tune_step(meth, prob, 0.4, 0, pilot_iters=200, rounds=4, **hyper)
                     hyper[spec.step_param] = step
                 r = time_per_iter(meth, prob, hyper, budget, rounds)
-                n_ess = int(min(max(ess_seconds / r["sec_per_iter"], 400), 50_000))
+                n_ess = int(min(max(ess_seconds / r["cpu_per_iter"], 400), 50_000))
                 r.update(_ess(meth, prob, hyper, n_ess))
                 r["hyper"] = json.dumps(hyper)
                 done[meth] = r
             r, tw = done[m], done[twin]
-            speed = tw["sec_per_iter"] / r["sec_per_iter"]
+            speed = tw["cpu_per_iter"] / r["cpu_per_iter"]
             ideal = N / r["mean_batch"]
             rows.append(
                 {
@@ -200,7 +213,7 @@ def paper_rows(budget: float, rounds: int, ess_seconds: float, tune: bool, log=p
                 }
             )
             log(
-                f"paper {target} {m}: {r['sec_per_iter'] * 1e6:.1f} us/it E[B]={r['mean_batch']:.0f} "
+                f"paper {target} {m}: {r['cpu_per_iter'] * 1e6:.1f} us/it E[B]={r['mean_batch']:.0f} "
                 f"speedup {speed:.2f} ideal {ideal:.1f} eff {speed / ideal:.2f} "
                 f"ESS/s(min) {r['ess_per_s_min']:.3g} vs twin {tw['ess_per_s_min']:.3g}"
             )
@@ -229,7 +242,7 @@ def discrete_rows(budget: float, rounds: int, log=print) -> list[dict]:
         if seen[m] is None or seen[twin] is None:
             continue
         r, tw = seen[m], seen[twin]
-        fes, fes_tw = r["mean_batch"] / r["sec_per_iter"], tw["mean_batch"] / tw["sec_per_iter"]
+        fes, fes_tw = r["mean_batch"] / r["cpu_per_iter"], tw["mean_batch"] / tw["cpu_per_iter"]
         rows.append(
             {
                 "section": "discrete",
@@ -241,7 +254,7 @@ def discrete_rows(budget: float, rounds: int, log=print) -> list[dict]:
                 "factor_evals_per_s": fes,
                 "twin_factor_evals_per_s": fes_tw,
                 "fes_ratio": fes / fes_tw,
-                "speedup": tw["sec_per_iter"] / r["sec_per_iter"],
+                "speedup": tw["cpu_per_iter"] / r["cpu_per_iter"],
             }
         )
         log(f"discrete {m}: {fes:.3g} factor evals/s ({twin}: {fes_tw:.3g}), ratio {fes / fes_tw:.2f}")
@@ -319,7 +332,7 @@ def target_rows(df: pd.DataFrame) -> list[dict]:
             )
     sc = df[(df.section == "scaling") & (df.twin.fillna("") != "")]
     for (m, tgt), g in sc.groupby(["method", "target"]):
-        g = g.set_index("N")["sec_per_iter"]
+        g = g.set_index("N")["cpu_per_iter"]
         lo = 10_000 if 10_000 in g.index else g.index.min()
         hi = g.index.max()
         if hi > lo:
@@ -377,10 +390,10 @@ def figures(df: pd.DataFrame, out) -> None:
             for m, gm in g.groupby("method", sort=True):
                 full = (gm.twin.fillna("") == "").all()
                 ax.loglog(
-                    gm.N, gm.sec_per_iter, "--o" if full else "-s", label=m + (" (full)" if full else "")
+                    gm.N, gm.cpu_per_iter, "--o" if full else "-s", label=m + (" (full)" if full else "")
                 )
             ax.set_xlabel("N")
-            ax.set_ylabel("seconds / iteration (compiled loop)")
+            ax.set_ylabel("CPU seconds / iteration (compiled loop)")
             ax.set_title(tgt)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)

@@ -70,7 +70,7 @@ def _bench(
         cal.append(pc.calibration_once())
 
     def one_round():
-        res, c = pc._timed_run(method, prob, n_iter, 1, thin)
+        res, c = pc.timed_run(method, prob, n_iter, 1, thin)
         wall.append(res.sample_seconds)
         cpu.append(c)
         batch.append(res.mean_batch)
