@@ -53,13 +53,16 @@ FES_TARGET = 0.5
 WARM_TARGET = 1.0
 
 
-def pairs(space: str = "continuous") -> list[tuple[str, str]]:
-    """(minibatch method, full-batch twin) for methods of ``space`` that declare a registered twin."""
+def pairs(space: str = "continuous", only: list[str] | None = None) -> list[tuple[str, str]]:
+    """(minibatch method, full-batch twin) for methods of ``space`` that declare a registered twin
+    (restricted to the minibatch methods in ``only`` if given)."""
     from samplers.registry import METHODS
 
     out = []
     for m in sorted(METHODS.values(), key=lambda s: (s.family, s.id)):
         twin = m.twin or FALLBACK_TWINS.get(m.id)
+        if only is not None and m.id not in only:
+            continue
         if twin in METHODS and space in m.spaces and space in METHODS[twin].spaces:
             out.append((m.id, twin))
     return out
@@ -111,9 +114,9 @@ def _problem(target: str, N: int):
     return registry.build_problem(target, 0, N=int(N), beta=nbeta / N, **fixed)
 
 
-def scaling_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[dict]:
+def scaling_rows(Ns: list[int], budget: float, rounds: int, log=print, only=None) -> list[dict]:
     rows = []
-    prs = pairs("continuous")
+    prs = pairs("continuous", only)
     for target in SWEEP:
         for N in Ns:
             prob = _problem(target, N)
@@ -172,7 +175,9 @@ def _ess(method: str, prob, hyper: dict, n_iter: int) -> dict[str, float]:
     }
 
 
-def paper_rows(budget: float, rounds: int, ess_seconds: float, tune: bool, log=print) -> list[dict]:
+def paper_rows(
+    budget: float, rounds: int, ess_seconds: float, tune: bool, log=print, only=None
+) -> list[dict]:
     from samplers import registry
     from samplers.tuning import tune_step
 
@@ -181,7 +186,7 @@ def paper_rows(budget: float, rounds: int, ess_seconds: float, tune: bool, log=p
         prob = registry.build_problem(target, 0)
         N = prob.meta["N"]
         done: dict[str, dict] = {}
-        for m, twin in pairs("continuous"):
+        for m, twin in pairs("continuous", only):
             for meth in (twin, m):
                 if meth in done:
                     continue
@@ -223,7 +228,7 @@ def paper_rows(budget: float, rounds: int, ess_seconds: float, tune: bool, log=p
     return rows
 
 
-def discrete_rows(budget: float, rounds: int, log=print) -> list[dict]:
+def discrete_rows(budget: float, rounds: int, log=print, only=None) -> list[dict]:
     from samplers import registry
 
     target, params = DISCRETE_TARGET
@@ -231,7 +236,7 @@ def discrete_rows(budget: float, rounds: int, log=print) -> list[dict]:
         return []
     prob = registry.build_problem(target, 0, **params)
     rows, seen = [], {}
-    for m, twin in pairs("discrete"):
+    for m, twin in pairs("discrete", only):
         for meth in (twin, m):
             if meth not in seen:
                 try:
@@ -432,24 +437,32 @@ def run_perf(
     figs_dir: str | os.PathLike,
     startup_methods: list[str] | None = None,
     log=print,
+    methods: list[str] | None = None,
 ) -> pd.DataFrame:
-    """Measure everything and write the CSV/MD table and the figures; returns the table."""
+    """Measure everything and write the CSV/MD table and the figures; returns the table.
+    ``methods`` restricts the minibatch methods (their twins come along); ``startup_methods`` the
+    cold/warm start-up runs (default: all methods; quick: rwm, sgld and one discrete method)."""
     from bench.outputs import Outputs
     from samplers.registry import METHODS
 
     out_csv = Path(out_csv)
     if out_csv.suffix != ".csv":
         raise ValueError(f"--out must end in .csv, got {out_csv}")
+    unknown = sorted(set(methods or []) - set(METHODS)) + sorted(set(startup_methods or []) - set(METHODS))
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; known: {', '.join(sorted(METHODS))}")
     Ns = [1_000, 10_000, 100_000] if quick else [1_000, 10_000, 100_000, 1_000_000]
     budget, rounds = (0.05, 2) if quick else (0.2, 3)
-    rows = scaling_rows(Ns, budget, rounds, log)
-    rows += paper_rows(budget, rounds, ess_seconds=0.5 if quick else 3.0, tune=not quick, log=log)
-    rows += discrete_rows(budget, rounds, log)
+    rows = scaling_rows(Ns, budget, rounds, log, methods)
+    rows += paper_rows(
+        budget, rounds, ess_seconds=0.5 if quick else 3.0, tune=not quick, log=log, only=methods
+    )
+    rows += discrete_rows(budget, rounds, log, methods)
     if startup_methods is None:
         startup_methods = (
             ["rwm", "sgld"] + [m for m, _ in pairs("discrete")][:1] if quick else sorted(METHODS)
         )
-    rows += startup_rows([m for m in startup_methods if m in METHODS], log)
+    rows += startup_rows(list(startup_methods), log)
     df = pd.DataFrame(rows)
     df = pd.concat([df, pd.DataFrame(target_rows(df))], ignore_index=True)
     outs = Outputs(out_csv.parent, figs_dir, experiment="perf")
@@ -466,13 +479,14 @@ def run_perf(
 
 
 def _cmd_perf(args: argparse.Namespace) -> int:
-    methods = None if args.startup is None else [m for m in args.startup.split(",") if m]
+    split = lambda v: None if v is None else [m for m in v.split(",") if m]
     run_perf(
         args.quick,
         args.out,
         args.figs,
-        startup_methods=methods,
+        startup_methods=split(args.startup),
         log=lambda s: print(s, file=sys.stderr, flush=True),
+        methods=split(args.methods),
     )
     print(args.out)
     return 0
@@ -488,5 +502,10 @@ def register(subparsers) -> None:
         "--startup",
         default=None,
         help="comma-separated methods for cold/warm start (default: all; --quick: 3)",
+    )
+    p.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated minibatch methods to measure (default: every one with a twin)",
     )
     p.set_defaults(func=_cmd_perf)

@@ -229,7 +229,20 @@ def test_perf_quick_cli(tmp_path):
     from bench.cli import main
 
     out = tmp_path / "performance.csv"
-    rc = main(["perf", "--quick", "--out", str(out), "--figs", str(tmp_path / "figs"), "--startup", "rwm"])
+    rc = main(
+        [
+            "perf",
+            "--quick",
+            "--out",
+            str(out),
+            "--figs",
+            str(tmp_path / "figs"),
+            "--startup",
+            "rwm",
+            "--methods",
+            "sgld",
+        ]
+    )
     assert rc == 0
     df = pd.read_csv(out)
     assert {"scaling", "paper", "startup", "targets"} <= set(df.section)
