@@ -128,6 +128,20 @@ def test_registry_loads_families_and_rejects_duplicates():
     assert list(registry.load_experiments((a,))) == ["dup"]
 
 
+def test_every_dataset_name_is_registered():
+    from bench.data_registry import DATASETS, raw_files
+    from bench.datasets import REGISTRY
+    from samplers.registry import TARGETS
+
+    used = {d for e in registry.all_experiments().values() for d in e.datasets}
+    used |= {t.data for t in TARGETS.values() if t.data}
+    assert used <= set(DATASETS), used - set(DATASETS)
+    for name in DATASETS:
+        assert set(raw_files(name)) <= set(REGISTRY)
+    with pytest.raises(ValueError, match="unknown dataset"):
+        raw_files("mnist_0v0")
+
+
 # ------------------------------------------------------------------------------ settings
 def test_settings_overrides_scale_and_unknown_keys():
     exp = _fake()
