@@ -119,13 +119,23 @@ def test_two_step_test_catches_stale_cached_state(grid):
     pb, lat = grid
     P, _ = E.lattice_mh_matrix(pb.model, lat, "rw")
     reps = 4000
-    one = EM.kernel_vs_matrix(P, EM.mh_lattice_row_sampler(pb.model, lat, PR.RW_LATTICE, 0.0,
-                                                           lat.h, 3, reps), reps, 5)
+    one = EM.kernel_vs_matrix(
+        P, EM.mh_lattice_row_sampler(pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, reps), reps, 5
+    )
     assert one.passed
-    ok = EM.kernel_vs_matrix(P @ P, EM.mh_lattice_multistep_row_sampler(
-        pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, 2, reps), reps, 6)
+    ok = EM.kernel_vs_matrix(
+        P @ P,
+        EM.mh_lattice_multistep_row_sampler(pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, 2, reps),
+        reps,
+        6,
+    )
     assert ok.passed, ok.min_p
-    bad = EM.kernel_vs_matrix(P @ P, EM.mh_lattice_multistep_row_sampler(
-        pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, 2, reps,
-        repeat=MU.repeat_mh_steps_stale_logpi), reps, 6)
+    bad = EM.kernel_vs_matrix(
+        P @ P,
+        EM.mh_lattice_multistep_row_sampler(
+            pb.model, lat, PR.RW_LATTICE, 0.0, lat.h, 3, 2, reps, repeat=MU.repeat_mh_steps_stale_logpi
+        ),
+        reps,
+        6,
+    )
     assert not bad.passed

@@ -49,8 +49,9 @@ class BoundResult:
     def row(self, check: str, paper: str) -> dict:
         parts = []
         if self.phi_applicable:
-            parts.append(f"0<=phi_i<=M_i: upper slack {self.phi_slack:.3g}, "
-                         f"lower slack {self.phi_low_slack:.3g}")
+            parts.append(
+                f"0<=phi_i<=M_i: upper slack {self.phi_slack:.3g}, lower slack {self.phi_low_slack:.3g}"
+            )
         if self.lip_applicable:
             parts.append(f"Lipschitz ratio max {self.lip_ratio:.4g}")
         parts += self.notes

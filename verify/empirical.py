@@ -197,8 +197,9 @@ def repeat_mh_step(t: TallData, theta0, prop: int, sigma: float, h: float, K: in
 
 
 @njit(cache=True)
-def repeat_mh_steps(t: TallData, theta0, prop: int, sigma: float, h: float, K: int, n_steps: int,
-                    rng, reps: int):
+def repeat_mh_steps(
+    t: TallData, theta0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, reps: int
+):
     """``reps`` independent runs of ``n_steps`` ``mh_step`` calls from theta0 (compare with the
     rows of ``P^n_steps``; catches bugs in the state carried between steps)."""
     d = theta0.shape[0]
@@ -255,15 +256,21 @@ def mh_lattice_row_sampler(
     return sample_row
 
 
-def mh_lattice_multistep_row_sampler(model: TallData, lat: Lattice, prop: int, sigma: float,
-                                     h: float, K: int, n_steps: int, reps: int,
-                                     repeat: Callable = repeat_mh_steps
-                                     ) -> Callable[[int, np.random.Generator], np.ndarray]:
+def mh_lattice_multistep_row_sampler(
+    model: TallData,
+    lat: Lattice,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    n_steps: int,
+    reps: int,
+    repeat: Callable = repeat_mh_steps,
+) -> Callable[[int, np.random.Generator], np.ndarray]:
     """``sample_row`` for ``n_steps`` MH steps (compare with ``np.linalg.matrix_power(P, n)``)."""
 
     def sample_row(s: int, rng: np.random.Generator) -> np.ndarray:
-        X = repeat(model, lat.points[s].copy(), prop, float(sigma), float(h), int(K),
-                   int(n_steps), rng, reps)
+        X = repeat(model, lat.points[s].copy(), prop, float(sigma), float(h), int(K), int(n_steps), rng, reps)
         return lattice_counts(lat, X)
 
     return sample_row

@@ -89,8 +89,9 @@ def _repeat_mh_steps_mutant(t, theta0, prop, sigma, h, K, n_steps, rng, reps, bu
 
 
 @njit(cache=True)
-def repeat_mh_steps_stale_logpi(t: TallData, theta0, prop: int, sigma: float, h: float, K: int,
-                                n_steps: int, rng, reps: int):
+def repeat_mh_steps_stale_logpi(
+    t: TallData, theta0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, reps: int
+):
     """Mutant of ``verify.empirical.repeat_mh_steps``: cached log pi not updated on accept."""
     return _repeat_mh_steps_mutant(t, theta0, prop, sigma, h, K, n_steps, rng, reps, 3)
 

@@ -107,10 +107,13 @@ def _lattice_check(method: str):
             rows.append(_mutant_row(res, cid, paper, method, pb.name, mname))
         if method == "rwm":  # two-step test: the state carried between steps (cached log pi)
             P2 = P @ P
-            for rep, seed, mname in ((EM.repeat_mh_steps, 33, None),
-                                     (MU.repeat_mh_steps_stale_logpi, 34, "stale_logpi")):
-                sr = EM.mh_lattice_multistep_row_sampler(pb.model, lat, prop, sigma, lat.h,
-                                                         K_LATTICE, 2, reps, repeat=rep)
+            for rep, seed, mname in (
+                (EM.repeat_mh_steps, 33, None),
+                (MU.repeat_mh_steps_stale_logpi, 34, "stale_logpi"),
+            ):
+                sr = EM.mh_lattice_multistep_row_sampler(
+                    pb.model, lat, prop, sigma, lat.h, K_LATTICE, 2, reps, repeat=rep
+                )
                 res = EM.kernel_vs_matrix(P2, sr, reps, seed)
                 if mname is None:
                     row = res.row(cid, paper, method, pb.name)
@@ -355,17 +358,21 @@ def _claim_rows(quick: bool) -> list[dict]:
     m = pb.model
     eps = float(0.3 * pb.meta["post_sd"].min())
     res = C.invariance_check(
-        pb.reference, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, eps, 5, 10, rng),
-        10_000, 10, 13)
-    return [{"claim_id": "baselines.stale_grad_hmc_not_invariant",
-             "paper": "seed 001 (authors' code, notes §9.3)",
-             "statement": "HMC whose leapfrog reuses the start-of-step gradient in both half kicks "
-                          "does not leave the target invariant",
-             "evidence": f"1e4 exact draws on gaussian_location[N=100, box=0.15], 10 HMC steps "
-                         f"(eps={eps:.3g}, L=5): per-dim KS vs exact draws",
-             "measured": f"min p = {res.min_p:.3g} (Bonferroni threshold {res.threshold:.1e}), "
-                         f"max KS D = {res.ks_stats.max():.4f}",
-             "holds": not res.passed}]
+        pb.reference, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, eps, 5, 10, rng), 10_000, 10, 13
+    )
+    return [
+        {
+            "claim_id": "baselines.stale_grad_hmc_not_invariant",
+            "paper": "seed 001 (authors' code, notes §9.3)",
+            "statement": "HMC whose leapfrog reuses the start-of-step gradient in both half kicks "
+            "does not leave the target invariant",
+            "evidence": f"1e4 exact draws on gaussian_location[N=100, box=0.15], 10 HMC steps "
+            f"(eps={eps:.3g}, L=5): per-dim KS vs exact draws",
+            "measured": f"min p = {res.min_p:.3g} (Bonferroni threshold {res.threshold:.1e}), "
+            f"max KS D = {res.ks_stats.max():.4f}",
+            "holds": not res.passed,
+        }
+    ]
 
 
 CHECKS: list = [
@@ -424,7 +431,12 @@ CHECKS: list = [
         _theory_rows,
         family="baselines",
     ),
-    Check("baselines.claim.stale_grad_hmc", "claim", "seed 001 (code)",
-          "the authors' stale-gradient leapfrog HMC is detectably not pi-invariant",
-          _claim_rows, family="baselines"),
+    Check(
+        "baselines.claim.stale_grad_hmc",
+        "claim",
+        "seed 001 (code)",
+        "the authors' stale-gradient leapfrog HMC is detectably not pi-invariant",
+        _claim_rows,
+        family="baselines",
+    ),
 ]
