@@ -57,6 +57,7 @@ def test_slopes_and_marginal_mutant():
     assert not bad[0]["holds"]
 
 
+@pytest.mark.slow
 def test_incomplete_graph_rows():
     rows = HC.theory_incomplete(True)
     assert all(_passed(rows, "holds")), [(r["check"], r["measured"]) for r in rows]

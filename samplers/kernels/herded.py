@@ -224,35 +224,109 @@ def herded_gibbs_sample(
 
 
 # ----------------------------------------------------------------------------- index builders
-def neighbours(fg: FactorGraph) -> list[np.ndarray]:
-    """N(i): sorted variables sharing at least one factor with i."""
-    nbs = []
-    for i in range(fg.n):
-        s: set[int] = set()
+@njit(cache=True)
+def _neighbour_csr(fg: FactorGraph):
+    """CSR (nb_ptr, nb_var) of N(i) = sorted variables sharing at least one factor with i."""
+    n = fg.n
+    stamp = np.full(n, -1, dtype=np.int64)
+    cnt = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        stamp[i] = i
         for k in range(fg.var_ptr[i], fg.var_ptr[i + 1]):
             f = fg.var_fac[k]
-            s.update(int(v) for v in fg.fac_vars[fg.fac_ptr[f] : fg.fac_ptr[f + 1]])
-        s.discard(i)
-        nbs.append(np.array(sorted(s), dtype=np.int64))
-    return nbs
+            for q in range(fg.fac_ptr[f], fg.fac_ptr[f + 1]):
+                v = fg.fac_vars[q]
+                if stamp[v] != i:
+                    stamp[v] = i
+                    cnt[i + 1] += 1
+    nb_ptr = np.cumsum(cnt)
+    nb_var = np.empty(nb_ptr[n], dtype=np.int64)
+    stamp[:] = -1
+    for i in range(n):
+        stamp[i] = i
+        pos = nb_ptr[i]
+        for k in range(fg.var_ptr[i], fg.var_ptr[i + 1]):
+            f = fg.var_fac[k]
+            for q in range(fg.fac_ptr[f], fg.fac_ptr[f + 1]):
+                v = fg.fac_vars[q]
+                if stamp[v] != i:
+                    stamp[v] = i
+                    nb_var[pos] = v
+                    pos += 1
+        nb_var[nb_ptr[i] : nb_ptr[i + 1]] = np.sort(nb_var[nb_ptr[i] : nb_ptr[i + 1]])
+    return nb_ptr, nb_var
+
+
+@njit(cache=True)
+def _mixed_radix(card, nb_ptr, nb_var):
+    """Multipliers (last neighbour fastest), per-variable key offsets and the total key count;
+    returns total = -1 if some neighbourhood has more than 2^60 configurations."""
+    n = nb_ptr.shape[0] - 1
+    nb_mul = np.empty(nb_var.shape[0], dtype=np.int64)
+    off = np.zeros(n, dtype=np.int64)
+    total = 0
+    for i in range(n):
+        C = 1
+        for k in range(nb_ptr[i + 1] - 1, nb_ptr[i] - 1, -1):
+            nb_mul[k] = C
+            C *= card[nb_var[k]]
+            if C > (1 << 60):
+                return nb_mul, off, -1
+        off[i] = total
+        total += C
+        if total > (1 << 61):
+            return nb_mul, off, -1
+    return nb_mul, off, total
+
+
+def neighbours(fg: FactorGraph) -> list[np.ndarray]:
+    """N(i): sorted variables sharing at least one factor with i."""
+    ptr, var = _neighbour_csr(fg)
+    return [var[ptr[i] : ptr[i + 1]].copy() for i in range(fg.n)]
+
+
+@njit(cache=True)
+def _components(fg: FactorGraph):
+    """Union-find over factors: (comp per variable (0..C-1 in order of first appearance),
+    comp per factor, C)."""
+    n = fg.n
+    parent = np.arange(n)
+    F = fg.M.shape[0]
+    for f in range(F):
+        a = fg.fac_vars[fg.fac_ptr[f]]
+        for q in range(fg.fac_ptr[f] + 1, fg.fac_ptr[f + 1]):
+            b = fg.fac_vars[q]
+            ra = a
+            while parent[ra] != ra:
+                parent[ra] = parent[parent[ra]]
+                ra = parent[ra]
+            rb = b
+            while parent[rb] != rb:
+                parent[rb] = parent[parent[rb]]
+                rb = parent[rb]
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    label = np.full(n, -1, dtype=np.int64)
+    comp = np.empty(n, dtype=np.int64)
+    C = 0
+    for i in range(n):
+        r = i
+        while parent[r] != r:
+            r = parent[r]
+        if label[r] < 0:
+            label[r] = C
+            C += 1
+        comp[i] = label[r]
+    fac_comp = np.empty(F, dtype=np.int64)
+    for f in range(F):
+        fac_comp[f] = comp[fg.fac_vars[fg.fac_ptr[f]]]
+    return comp, fac_comp, C
 
 
 def components(fg: FactorGraph) -> tuple[np.ndarray, np.ndarray, int]:
     """Connected components of the factor graph: (comp per variable, comp per factor, count)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    F = fg.M.shape[0]
-    rows, cols = [], []
-    for f in range(F):
-        vs = fg.fac_vars[fg.fac_ptr[f] : fg.fac_ptr[f + 1]]
-        rows.extend([int(vs[0])] * len(vs))
-        cols.extend(int(v) for v in vs)
-    A = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(fg.n, fg.n))
-    n_comp, comp = connected_components(A, directed=False)
-    comp = comp.astype(np.int64)
-    fac_comp = np.array([comp[fg.fac_vars[fg.fac_ptr[f]]] for f in range(F)], dtype=np.int64)
-    return comp, fac_comp, int(n_comp)
+    comp, fac_comp, C = _components(fg)
+    return comp, fac_comp, int(C)
 
 
 @njit(cache=True)
@@ -317,40 +391,22 @@ def build_index(
     """
     if storage not in ("auto", "dense", "hashed"):
         raise ValueError(f"storage must be 'auto', 'dense' or 'hashed', got {storage!r}")
-    nbs = neighbours(fg)
     card = fg.card
-    nb_ptr = np.zeros(fg.n + 1, dtype=np.int64)
-    nb_var, nb_mul = [], []
-    off = np.zeros(fg.n, dtype=np.int64)
-    total = 0
-    for i, nb in enumerate(nbs):
-        C = 1
-        muls = []
-        for j in nb[::-1]:  # last neighbour fastest
-            muls.append(C)
-            C *= int(card[j])
-            if C > (1 << 60):
-                raise ValueError(f"variable {i}: neighbourhood too large to index (> 2^60 configs)")
-        nb_var.extend(int(j) for j in nb)
-        nb_mul.extend(muls[::-1])
-        nb_ptr[i + 1] = len(nb_var)
-        off[i] = total
-        total += C
-        if total > (1 << 61):
-            raise ValueError("too many (variable, neighbour configuration) pairs to index")
+    nb_ptr_a, nb_var_a = _neighbour_csr(fg)
+    nb_mul_a, off, total = _mixed_radix(card, nb_ptr_a, nb_var_a)
+    if total < 0:
+        raise ValueError("neighbourhoods too large to index (> 2^60 configurations)")
+    total = int(total)
     K = int(card.max())
     comp, fac_comp, n_comp = components(fg)
     mode = DENSE
     if storage == "hashed" or (storage == "auto" and total * K > max_dense):
         mode = HASHED
-    nb_ptr_a = nb_ptr
-    nb_var_a = np.asarray(nb_var, dtype=np.int64)
-    nb_mul_a = np.asarray(nb_mul, dtype=np.int64)
     key_map = np.zeros(0, dtype=np.int64)
     if shared:
         if mode == HASHED:
             raise ValueError("the shared variant needs dense storage (enumerates configurations)")
-        if max(int(np.prod(card[nb])) if len(nb) else 1 for nb in nbs) > 4096:
+        if np.any(np.diff(np.append(off, total)) > 4096):
             raise ValueError("shared variant: a variable has > 4096 neighbour configurations")
         key_map, n_slots = _group_conditionals(fg, nb_ptr_a, nb_var_a, nb_mul_a, off, total, 1e-9)
         cap = 1

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from samplers.kernels import annealed as AN
 from samplers.kernels import herded as HG
@@ -180,23 +181,36 @@ def run_mcqmc_gibbs(
 
 
 # ============================================================================ mean field
-def _unary_q0(fg: FactorGraph, x0: np.ndarray, mode: str) -> np.ndarray:
-    K = int(fg.card.max())
+@njit(cache=True)
+def _unary_q0_nb(fg: FactorGraph, x0: np.ndarray, mode: int) -> np.ndarray:
+    K = fg.card.max()
     q = np.zeros((fg.n, K))
-    if mode == "state":
-        q[np.arange(fg.n), x0] = 1.0
-        return q
+    lg = np.zeros(K)
     for i in range(fg.n):
-        Ki = int(fg.card[i])
-        lg = np.zeros(Ki)
-        if mode == "unary":
+        Ki = fg.card[i]
+        if mode == 2:
+            q[i, x0[i]] = 1.0
+            continue
+        lg[:] = 0.0
+        if mode == 0:
             for k in range(fg.var_ptr[i], fg.var_ptr[i + 1]):
                 f = fg.var_fac[k]
                 if fg.fac_ptr[f + 1] - fg.fac_ptr[f] == 1:
-                    lg += fg.tables[fg.tab_ptr[f] : fg.tab_ptr[f + 1]]
-        e = np.exp(lg - lg.max())
-        q[i, :Ki] = e / e.sum()
+                    for v in range(Ki):
+                        lg[v] += fg.tables[fg.tab_ptr[f] + v]
+        m = lg[:Ki].max()
+        z = 0.0
+        for v in range(Ki):
+            q[i, v] = np.exp(lg[v] - m)
+            z += q[i, v]
+        for v in range(Ki):
+            q[i, v] /= z
     return q
+
+
+def _unary_q0(fg: FactorGraph, x0: np.ndarray, mode: str) -> np.ndarray:
+    """Initial marginals: "unary" (softmax of the unary factors), "uniform", "state" (one-hot x0)."""
+    return _unary_q0_nb(fg, np.asarray(x0, dtype=np.int64), {"unary": 0, "uniform": 1, "state": 2}[mode])
 
 
 def run_mean_field(
