@@ -26,10 +26,10 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from samplers.targets.tall import TallData
 from verify import densities as D
+from verify import enumerate as E
 
 
 # ----------------------------------------------------------------------------- Poisson enumeration
@@ -43,31 +43,10 @@ class CountGrid:
 
 
 def poisson_grid(rates: np.ndarray, tail: float = 1e-12, max_size: int = 4_000_000) -> CountGrid:
-    """Product of Poisson(rate_i) truncated at K_i with ``sum_i P(s_i > K_i) <= tail``."""
-    rates = np.asarray(rates, dtype=np.float64)
-    N = rates.shape[0]
-    Ks = []
-    tot = 0.0
-    for r in rates:
-        if r <= 0:
-            Ks.append(0)
-            continue
-        k = int(stats.poisson.isf(tail / N, r)) + 1
-        while stats.poisson.sf(k, r) > tail / N:
-            k += 1
-        Ks.append(k)
-        tot += float(stats.poisson.sf(k, r))
-    size = int(np.prod([k + 1 for k in Ks], dtype=np.float64))
-    if size > max_size:
-        raise ValueError(f"count enumeration too large ({size} > {max_size}); use smaller rates")
-    axes = [np.arange(k + 1) for k in Ks]
-    S = np.array(np.meshgrid(*axes, indexing="ij")).reshape(N, -1).T
-    logw = np.zeros(S.shape[0])
-    for i in range(N):
-        logw += (
-            stats.poisson.logpmf(S[:, i], rates[i]) if rates[i] > 0 else np.where(S[:, i] == 0, 0.0, -np.inf)
-        )
-    return CountGrid(S.astype(np.float64), np.exp(logw), tot)
+    """Product of Poisson(rate_i) truncated with certified neglected mass <= ``tail``
+    (:func:`verify.enumerate.enumerate_poisson_counts`)."""
+    en = E.enumerate_poisson_counts(np.asarray(rates, dtype=np.float64), tail, max_size)
+    return CountGrid(en.counts.astype(np.float64), en.probs, en.neglected)
 
 
 # ----------------------------------------------------------------------------- state space helpers

@@ -1,0 +1,395 @@
+"""njit repeat loops that drive the exact-minibatch-MH kernels' compiled ``*_step`` functions from a fixed
+state (for kernel-vs-matrix G-tests and per-draw identities), plus the deliberately broken variants
+(mutants) that the checks must catch. Mutants are built from the same kernel helpers with one defect:
+
+* ``poisson_mh``   MUT_COUNTS_AT_PROPOSAL: counts s drawn at theta' instead of theta;
+                   MUT_RATE_OFF_BY_ONE: the ratio uses rates lam M_i/L + phi_i + 1;
+* ``tuna_mh``      MUT_SWAPPED: TunaMH estimator evaluated for the reverse move (phi_i(theta', theta));
+* ``poisson_*``    MUT_NO_HASTINGS: the proposal ratio q_s(theta', theta)/q_s(theta, theta') dropped;
+                   MUT_FORWARD_GRAD: the reverse density uses g(theta) instead of g(theta');
+* ``exchange``     MUT_AUX_AT_CURRENT: auxiliary draw from p_theta instead of p_theta'.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from samplers.kernels.exchange import exchange_step
+from samplers.kernels.poisson_grad import counts_and_grad, poisson_grad_step, ratio_and_grad_at
+from samplers.kernels.poisson_mh import poisson_counts, poisson_mh_step, poisson_ratio_at
+from samplers.kernels.tuna_mh import tuna_log_ratio, tuna_mh_step
+from samplers.kernels.tuna_sgld import tuna_sgld_step
+from samplers.proposals import log_q_ratio, propose
+from samplers.targets.ising_param import IsingParam, draw_stat
+from samplers.targets.tall import TallData, log_prior, phi_i
+
+MUT_NONE, MUT_COUNTS_AT_PROPOSAL, MUT_SWAPPED, MUT_NO_HASTINGS, MUT_FORWARD_GRAD = 0, 1, 2, 3, 4
+MUT_AUX_AT_CURRENT, MUT_RATE_OFF_BY_ONE = 5, 6
+
+
+def _scratch(Lam: float):
+    n0 = int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64.0)
+    return np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0)
+
+
+@njit(cache=True)
+def repeat_poisson_mh(
+    t: TallData,
+    x0,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    reps: int,
+    mutant: int,
+    buf,
+    kept_i,
+    kept_r,
+):
+    d = x0.shape[0]
+    out = np.empty((reps, d))
+    theta = x0.copy()
+    theta_p = np.empty(d)
+    g0 = np.zeros(d)
+    lp = np.empty(1)
+    err = np.zeros(2, dtype=np.int64)
+    for r in range(reps):
+        theta[:] = x0
+        lp[0] = log_prior(t, x0)
+        if mutant == MUT_NONE:
+            _, _, _, _, buf, kept_i, kept_r = poisson_mh_step(
+                t,
+                theta,
+                lp,
+                err,
+                buf,
+                kept_i,
+                kept_r,
+                prob,
+                alias,
+                lam,
+                L,
+                prop,
+                sigma,
+                h,
+                K,
+                rng,
+                theta_p,
+                g0,
+            )
+        elif mutant == MUT_RATE_OFF_BY_ONE:
+            propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+            lp_p = log_prior(t, theta_p)
+            if lp_p > -np.inf:
+                a = lam / L
+                B, nk, buf, kept_i, kept_r = poisson_counts(
+                    t, theta, a, prob, alias, lam + L, rng, buf, kept_i, kept_r, err
+                )
+                log_r = lp_p - lp[0]
+                for k in range(nk):
+                    i = kept_i[k]
+                    log_r += np.log((a * t.M[i] + phi_i(t, i, theta_p) + 1.0) / (kept_r[k] + 1.0))
+                if np.log(rng.random()) < log_r:
+                    theta[:] = theta_p
+        else:  # MUT_COUNTS_AT_PROPOSAL
+            propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+            lp_p = log_prior(t, theta_p)
+            if lp_p > -np.inf:
+                a = lam / L
+                B, nk, buf, kept_i, kept_r = poisson_counts(
+                    t, theta_p, a, prob, alias, lam + L, rng, buf, kept_i, kept_r, err
+                )
+                log_r = -poisson_ratio_at(t, theta, a, kept_i, kept_r, nk, err) + lp_p - lp[0]
+                if np.log(rng.random()) < log_r:
+                    theta[:] = theta_p
+        out[r] = theta
+    return out, err
+
+
+@njit(cache=True)
+def repeat_poisson_grad(
+    t: TallData,
+    x0,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    reps: int,
+    mutant: int,
+    buf,
+    kept_i,
+    kept_r,
+):
+    d = x0.shape[0]
+    out = np.empty((reps, d))
+    theta = x0.copy()
+    theta_p = np.empty(d)
+    g = np.zeros(d)
+    g_p = np.zeros(d)
+    tmp = np.zeros(d)
+    lp = np.empty(1)
+    err = np.zeros(2, dtype=np.int64)
+    for r in range(reps):
+        theta[:] = x0
+        lp[0] = log_prior(t, x0)
+        if mutant == MUT_NONE:
+            _, _, _, _, _, buf, kept_i, kept_r = poisson_grad_step(
+                t,
+                theta,
+                lp,
+                err,
+                buf,
+                kept_i,
+                kept_r,
+                prob,
+                alias,
+                lam,
+                L,
+                prop,
+                sigma,
+                h,
+                K,
+                rng,
+                theta_p,
+                g,
+                g_p,
+                tmp,
+            )
+        else:
+            a = lam / L
+            B, nk, buf, kept_i, kept_r = counts_and_grad(
+                t, theta, a, prob, alias, lam + L, rng, buf, kept_i, kept_r, g, tmp, err
+            )
+            propose(prop, theta, g, sigma, h, K, rng, theta_p)
+            lp_p = log_prior(t, theta_p)
+            if lp_p > -np.inf:
+                log_r = ratio_and_grad_at(t, theta_p, a, kept_i, kept_r, nk, g_p, tmp, err)
+                log_r += lp_p - lp[0]
+                if mutant == MUT_FORWARD_GRAD:
+                    log_r += log_q_ratio(prop, theta, theta_p, g, g, sigma, h, K)
+                if np.log(rng.random()) < log_r:
+                    theta[:] = theta_p
+        out[r] = theta
+    return out, err
+
+
+@njit(cache=True)
+def repeat_tuna_mh(
+    t: TallData,
+    x0,
+    prob,
+    alias,
+    chi: float,
+    C: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    reps: int,
+    mutant: int,
+):
+    d = x0.shape[0]
+    out = np.empty((reps, d))
+    theta = x0.copy()
+    theta_p = np.empty(d)
+    g0 = np.zeros(d)
+    lp = np.empty(1)
+    err = np.zeros(2, dtype=np.int64)
+    buf = np.empty(256, dtype=np.int64)
+    kept_i = np.empty(256, dtype=np.int64)
+    for r in range(reps):
+        theta[:] = x0
+        lp[0] = log_prior(t, x0)
+        if mutant == MUT_NONE:
+            _, _, _, _, _, buf, kept_i = tuna_mh_step(
+                t, theta, lp, err, buf, kept_i, prob, alias, chi, C, prop, sigma, h, K, rng, theta_p, g0
+            )
+        else:  # MUT_SWAPPED
+            propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+            lp_p = log_prior(t, theta_p)
+            if lp_p > -np.inf:
+                s, B, nk, buf, kept_i = tuna_log_ratio(
+                    t, theta_p, theta, chi, C, prob, alias, rng, buf, kept_i, err
+                )
+                if np.log(rng.random()) < s + lp_p - lp[0]:
+                    theta[:] = theta_p
+        out[r] = theta
+    return out, err
+
+
+@njit(cache=True)
+def repeat_exchange(
+    model: IsingParam, x0, prop: int, sigma: float, h: float, K: int, rng, reps: int, mutant: int
+):
+    out = np.empty((reps, 1))
+    theta = x0.copy()
+    theta_p = np.empty(1)
+    g0 = np.zeros(1)
+    us = np.empty((8, model.n))
+    top = np.empty(model.n, dtype=np.int64)
+    bot = np.empty(model.n, dtype=np.int64)
+    for r in range(reps):
+        theta[:] = x0
+        if mutant == MUT_NONE:
+            _, _, _, us = exchange_step(model, theta, us, top, bot, prop, sigma, h, K, rng, theta_p, g0)
+        else:  # MUT_AUX_AT_CURRENT
+            propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+            tp = theta_p[0]
+            if tp >= model.lo and tp <= model.hi:
+                s_aux = 0.0
+                for _ in range(model.m):
+                    s, c, us = draw_stat(model, theta[0], rng, us, top, bot)
+                    s_aux += s
+                if np.log(rng.random()) < (tp - theta[0]) * (model.s_data - s_aux):
+                    theta[0] = tp
+        out[r] = theta
+    return out
+
+
+# ----------------------------------------------------------------------------- per-draw records
+@njit(cache=True)
+def record_poisson_grad(
+    t: TallData,
+    X0,
+    prob,
+    alias,
+    lam: float,
+    L: float,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    buf,
+    kept_i,
+    kept_r,
+):
+    """One step from each row of X0; returns proposals, kernel log r, count multisets (padded -1)."""
+    n, d = X0.shape
+    XP = np.empty((n, d))
+    LR = np.empty(n)
+    cap = 64
+    KS = np.full((n, cap), -1, dtype=np.int64)
+    theta = np.empty(d)
+    theta_p = np.empty(d)
+    g = np.zeros(d)
+    g_p = np.zeros(d)
+    tmp = np.zeros(d)
+    lp = np.empty(1)
+    err = np.zeros(2, dtype=np.int64)
+    for r in range(n):
+        theta[:] = X0[r]
+        lp[0] = log_prior(t, theta)
+        _, _, _, nk, lr, buf, kept_i, kept_r = poisson_grad_step(
+            t,
+            theta,
+            lp,
+            err,
+            buf,
+            kept_i,
+            kept_r,
+            prob,
+            alias,
+            lam,
+            L,
+            prop,
+            sigma,
+            h,
+            K,
+            rng,
+            theta_p,
+            g,
+            g_p,
+            tmp,
+        )
+        XP[r] = theta_p
+        LR[r] = lr
+        if nk > cap:
+            new = np.full((n, 2 * nk), -1, dtype=np.int64)
+            new[:, :cap] = KS
+            KS = new
+            cap = 2 * nk
+        KS[r, :nk] = kept_i[:nk]
+    return XP, LR, KS, err
+
+
+@njit(cache=True)
+def record_tuna_sgld(
+    t: TallData,
+    X0,
+    batch: int,
+    chi: float,
+    C: float,
+    prob,
+    alias,
+    prop: int,
+    drift: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+):
+    """One Tuna-SGLD step from each row of X0: proposals, kernel log r, batches, Poisson multisets."""
+    n, d = X0.shape
+    XP = np.empty((n, d))
+    LR = np.empty(n)
+    BS = np.empty((n, batch), dtype=np.int64)
+    cap = 64
+    KS = np.full((n, cap), -1, dtype=np.int64)
+    theta = np.empty(d)
+    theta_p = np.empty(d)
+    g = np.zeros(d)
+    g_p = np.zeros(d)
+    lp = np.empty(1)
+    err = np.zeros(2, dtype=np.int64)
+    buf = np.empty(256, dtype=np.int64)
+    kept_i = np.empty(256, dtype=np.int64)
+    perm = np.arange(t.X.shape[0])
+    for r in range(n):
+        theta[:] = X0[r]
+        lp[0] = log_prior(t, theta)
+        _, _, _, nk, lr, buf, kept_i = tuna_sgld_step(
+            t,
+            theta,
+            lp,
+            err,
+            buf,
+            kept_i,
+            perm,
+            batch,
+            chi,
+            C,
+            prob,
+            alias,
+            prop,
+            drift,
+            sigma,
+            h,
+            K,
+            rng,
+            theta_p,
+            g,
+            g_p,
+        )
+        XP[r] = theta_p
+        LR[r] = lr
+        BS[r] = perm[:batch]
+        if nk > cap:
+            new = np.full((n, 2 * nk), -1, dtype=np.int64)
+            new[:, :cap] = KS
+            KS = new
+            cap = 2 * nk
+        KS[r, :nk] = kept_i[:nk]
+    return XP, LR, BS, KS, err
