@@ -22,7 +22,10 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -316,15 +319,29 @@ def spin_cells(settings: dict) -> list[dict]:
             for m in settings["methods"]]
 
 
-def _spin_truth(rows: int, truth_iter: int, bins: int, m: int, k: int) -> np.ndarray:
-    """Ground truth per-site histograms: Gibbs-ITS, fixed seed, ``truth_iter`` iterations (cached
-    per process)."""
+def _spin_truth(rows: int, truth_iter: int, bins: int, m: int, k: int,
+                cache_dir: Path | None = None) -> np.ndarray:
+    """Ground truth per-site histograms: Gibbs-ITS, fixed seed, ``truth_iter`` iterations. Cached
+    per process and (deterministic, so concurrent writers agree) as an .npy next to the cell
+    records, so the cells of one experiment compute it once."""
     key = (rows, truth_iter, bins, m, k)
     if key in _TRUTH:
         return _TRUTH[key]
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"_spin_truth_{rows}_{truth_iter}_{bins}_{m}_{k}.npy"
+        if path.exists():
+            _TRUTH[key] = np.load(path)
+            return _TRUTH[key]
     hist, _ = _spin_chain("gibbs_its", rows, truth_iter, bins, m, k, 1.0, 0.0,
                           np.random.SeedSequence(20191122), np.array([truth_iter]))
     _TRUTH[key] = hist
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy")
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, hist)
+        os.replace(tmp, path)
     return hist
 
 
@@ -370,7 +387,8 @@ def run_spin_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[
 
     s = ctx.settings
     method = params["method"]
-    truth = _spin_truth(s["rows"], s["truth_iter"], s["bins"], s["m"], s["k"])
+    cache = Path(ctx.out_dir).parent if getattr(ctx, "out_dir", None) is not None else None
+    truth = _spin_truth(s["rows"], s["truth_iter"], s["bins"], s["m"], s["k"], cache)
     n_iter = int(s["rejection_iter"] if "rejection" in method else s["n_iter"])
     rows: list[dict] = []
 

@@ -9,7 +9,8 @@ U(x_{i<-u}); for u = x_i reuse the cache; sample v ∝ exp(eps_u); set x_i = v a
 x-marginal of the augmented invariant law pi(x) q_x(eps) exp(eps) / exp(U(x)) is exactly pi.
 
 Cost per iteration: (D - 1) * B factor evaluations, E = (D - 1) lambda (Table 1: O(D Psi^2) at lambda
-= Theta(Psi^2)). ``trace_0`` = total candidates drawn (same as n_evals here).
+= Theta(Psi^2)); n_evals counts every global candidate drawn. The registry's lambda is in units
+of L^2 like the other methods (the theory's Theta(Psi^2) is ~1e6 on the §4.1 Potts model).
 """
 
 from __future__ import annotations
