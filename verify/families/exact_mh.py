@@ -369,7 +369,7 @@ def _db_tuna_sgld(quick: bool) -> list[dict]:
             x, xp, B = X0[r], XP[r], BS[r]
             s = _counts(KS[r], N)
 
-            def gB(th):
+            def gB(th, B=B, drift=drift):
                 g = -t.prior_prec * (th - t.prior_mean) + (N / batch) * D.loglik_grad_terms(t, th)[0][B].sum(
                     axis=0
                 )
