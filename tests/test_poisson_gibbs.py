@@ -100,6 +100,12 @@ def test_determinism_and_chunking():
     b = R.run("poisson_gibbs", p, 5_000, 42, lam_L2=2.0)
     np.testing.assert_array_equal(a.samples, b.samples)
     np.testing.assert_array_equal(a.n_evals, b.n_evals)
+    # the chunked driver equals one direct call of the compiled sampler with the same stream
+    rng = np.random.default_rng(42)
+    x0 = p.init(rng)
+    st = PG.poisson_gibbs_init(p.model, x0, *PG.poisson_gibbs_tables(p.model, a.hyper["lam"]))
+    direct = PG.poisson_gibbs_sample(p.model, *st, 5_000, 0, rng, 1)
+    np.testing.assert_array_equal(direct[0], a.samples)
     for mid in ("mgpmh", "doublemin_gibbs", "min_gibbs"):
         r1 = R.run(mid, p, 2_000, 5)
         r2 = R.run(mid, p, 2_000, 5)
