@@ -435,15 +435,16 @@ def _ks_check(quick: bool) -> list[dict]:
             pb.reference, run_chains, n_chains, n_steps, 100 + k, alpha=1e-4 / len(cases), name=m
         )
         rows.append(res.row("exact_mh.ks_invariance", S001, m, pb.name))
-    # mutant: Poisson-MALA without the Hastings term, large step (must be caught)
+    # mutant: Poisson-MALA without the Hastings term, large step, 20 steps (must be caught)
     lam, L, prob, alias = XM.poisson_setup(t, 0.05)
+    mut_steps = 20
 
     def run_mut(X0, rng):
         out = np.empty_like(X0)
         buf, ki, kr = DR._scratch(lam + L)
         for c in range(X0.shape[0]):
             x = X0[c].copy()
-            for _ in range(n_steps):
+            for _ in range(mut_steps):
                 x = DR.repeat_poisson_grad(
                     t,
                     x,
@@ -452,7 +453,7 @@ def _ks_check(quick: bool) -> list[dict]:
                     lam,
                     L,
                     PR.LANGEVIN_GAUSS,
-                    1.6,
+                    2.2,
                     0.0,
                     3,
                     rng,
@@ -465,7 +466,7 @@ def _ks_check(quick: bool) -> list[dict]:
             out[c] = x
         return out
 
-    res = CO.invariance_check(pb.reference, run_mut, n_chains, n_steps, 120, alpha=1e-4)
+    res = CO.invariance_check(pb.reference, run_mut, n_chains, mut_steps, 120, alpha=1e-4)
     rows.append(_mutant_row(res, "exact_mh.ks_invariance", S001, "poisson_mala", pb.name, "no_hastings"))
     return rows
 
@@ -653,7 +654,7 @@ def _claims(quick: bool) -> list[dict]:
         ]
     else:
         top, beat = [], []
-        for rate, g in ess.groupby("target_rate"):
+        for _rate, g in ess.groupby("target_rate"):
             g = g.sort_values("ess_s_med", ascending=False)
             top.append(set(g["method"].head(2)) == {"poisson_mala", "poisson_barker"})
             mb = g[g["method"].str.startswith("poisson")]["ess_s_med"].min()
