@@ -596,12 +596,12 @@ EXPERIMENTS = [
     Experiment(
         id="pg_tgm", family=FAMILY, paper="seed 000 §4.3, App. D.2, Figs 3, 4",
         description="truncated Gaussian mixture density estimates; mean factors per iteration",
-        settings={"paper": _tgm_settings(1_000_000, 27_972.0, 20_000, 100, 60, None, 1000, 500.0),
+        settings={"paper": _tgm_settings(1_000_000, 27_972.0, 10_000, 100, 60, None, 1000, 500.0),
                   "smoke": _tgm_settings(5_000, 2_000.0, 500, 30, 30, None, 300, 100.0)},
         cells=tgm_cells, run_cell=run_tgm_cell, summarize=summarize_tgm,
         notes="temperature not stated: 27972 is chosen so that L = sum M_n = 1581 (the paper's "
               "value) with the tall-module bounds (Seita et al.'s 1e4 would give L = 4.4e3); "
-              "sample count exponent lost in the paper, 2e4 here (PG costs ~5e4 factor "
+              "sample count exponent lost in the paper, 1e4 here (PG costs ~5e4 factor "
               "evaluations per iteration at m = 20); rejection Gibbs: envelope = grid maximum of "
               "the energy ('tuned w'), capped at rejection_max_steps proposals per update (each "
               "costs N evaluations). Smoke: N = 5e3, temperature 2e3, lambda = 100."),
