@@ -1,5 +1,6 @@
 """Approximate minibatch tests (seeds 002, 004; B14): pieces with known answers, exactness with all
-data, kernel-vs-matrix (with mutants), determinism, bad input. False-alarm probability of each
+data, kernel-vs-matrix (with mutants), determinism, bad input. Tests that compile several kernels
+(Numba compile dominates their cold cost) are marked slow. False-alarm probability of each
 statistical test <= 1e-4 (kernel-vs-matrix: FWER 1e-4 by Bonferroni; KS: alpha 1e-5)."""
 
 from __future__ import annotations
@@ -131,10 +132,12 @@ def _all_pass(rows):
         assert r["passed"], r
 
 
+@pytest.mark.slow
 def test_austere_kernel_vs_matrix_and_mutants():
     _all_pass(C.check_austere_kvm(True))
 
 
+@pytest.mark.slow
 def test_minibatch_kernel_vs_matrix_and_mutant():
     _all_pass(C.check_minibatch_kvm(True))
 
@@ -161,7 +164,9 @@ HP = {
 }
 
 
-@pytest.mark.parametrize("mid", list(HP))
+@pytest.mark.parametrize(
+    "mid", [pytest.param(m, marks=() if m == "austere_mh_c" else pytest.mark.slow) for m in HP]
+)
 def test_determinism_and_accounting(gl, mid):
     x0 = gl.meta["post_mean"].copy()
     a = R.run(mid, gl, 200, 5, x0=x0, step=0.02, **HP[mid])
@@ -175,6 +180,7 @@ def test_determinism_and_accounting(gl, mid):
     assert np.all(a.n_evals <= (300 + 60 if mid == "sgld_austere" else 300))
 
 
+@pytest.mark.slow
 def test_austere_gibbs_runs():
     pr = R.build_problem("dense_mrf", 0, D=8, sd=0.5)
     r = R.run("austere_gibbs", pr, 500, 1, m=5, eps=0.1)
