@@ -22,7 +22,7 @@ rule experiment_config:
     output:
         "results/config/{exp}.json",
     params:
-        cfg=lambda wc: json.dumps(experiment_config(wc.exp), sort_keys=True),
+        cfg=lambda wc: json.dumps(experiment_config(wc.exp), sort_keys=True, default=str),
     run:
         from bench.outputs import atomic_write_text
 

@@ -64,6 +64,9 @@ def experiment_config(exp):
         "mirror": config.get("mirror"),
         "data_dir": config.get("data_dir"),
         "overrides": {exp: over} if over else {},
+        # informational for the CLI; here so that a change of the experiment's settings in its
+        # module (not only in the config) rewrites this file and reruns exactly its cells
+        "resolved_settings": SETTINGS[exp],
     }
 
 
