@@ -41,20 +41,37 @@ import pandas as pd
 from bench.experiment import Experiment
 
 APPROX_METHODS = ("mh_minibatch", "austere_mh_nc", "austere_mh_c", "mh_sublhd")
-LABEL = {"mh_minibatch": "MHminibatch", "austere_mh_nc": "AustereMH(nc)",
-         "austere_mh_c": "AustereMH(c)", "mh_sublhd": "MHSubLhd", "rwm": "exact RWM",
-         "gibbs": "exact Gibbs", "austere_gibbs": "austere Gibbs"}
+LABEL = {
+    "mh_minibatch": "MHminibatch",
+    "austere_mh_nc": "AustereMH(nc)",
+    "austere_mh_c": "AustereMH(c)",
+    "mh_sublhd": "MHSubLhd",
+    "rwm": "exact RWM",
+    "gibbs": "exact Gibbs",
+    "austere_gibbs": "austere Gibbs",
+}
 
 # ----------------------------------------------------------------------------- paper values
-TABLE1 = {"mh_minibatch": (182.3, 11.4), "austere_mh_c": (13540.5, 1521.4),
-          "mh_sublhd": (65758.9, 3222.6)}
-TABLE4 = {"mh_minibatch": (-1307.0, 229.5, 4502.3, 1821.8),
-          "austere_mh_c": (-1386.9, 322.4, 5216.9, 3315.8),
-          "mh_sublhd": (-1295.1, 278.0, 3462.3, 1519.5)}
-TABLE2 = {"mnist_1v7": {"mh_minibatch": 125.4, "austere_mh_nc": 973.8, "austere_mh_c": 1924.3,
-                        "mh_sublhd": 10783.4},
-          "mnist_1v7_100k": {"mh_minibatch": 216.5, "austere_mh_nc": 1098.3,
-                             "austere_mh_c": 2795.6, "mh_sublhd": 14977.3}}
+TABLE1 = {"mh_minibatch": (182.3, 11.4), "austere_mh_c": (13540.5, 1521.4), "mh_sublhd": (65758.9, 3222.6)}
+TABLE4 = {
+    "mh_minibatch": (-1307.0, 229.5, 4502.3, 1821.8),
+    "austere_mh_c": (-1386.9, 322.4, 5216.9, 3315.8),
+    "mh_sublhd": (-1295.1, 278.0, 3462.3, 1519.5),
+}
+TABLE2 = {
+    "mnist_1v7": {
+        "mh_minibatch": 125.4,
+        "austere_mh_nc": 973.8,
+        "austere_mh_c": 1924.3,
+        "mh_sublhd": 10783.4,
+    },
+    "mnist_1v7_100k": {
+        "mh_minibatch": 216.5,
+        "austere_mh_nc": 1098.3,
+        "austere_mh_c": 2795.6,
+        "mh_sublhd": 14977.3,
+    },
+}
 
 
 def _child(seed, *k):
@@ -72,38 +89,55 @@ def _log_hist(n_evals: np.ndarray, N: int, nb: int = 40) -> tuple[list, list]:
 def _run_rows(res, method: str, N: int) -> dict[str, Any]:
     ne = res.n_evals
     edges, counts = _log_hist(ne[ne > 0], N) if np.any(ne > 0) else ([], [])
-    return {"method": method, "mean_batch": float(ne.mean()), "std_batch": float(ne.std()),
-            "median_batch": float(np.median(ne)), "full_pass_per_iter": float(
-                np.mean(res.extra.get("trace_0", np.zeros(1)))),
-            "accept_rate": res.accept_rate, "sample_seconds": res.sample_seconds,
-            "hist_edges": edges, "hist_counts": counts}
+    return {
+        "method": method,
+        "mean_batch": float(ne.mean()),
+        "std_batch": float(ne.std()),
+        "median_batch": float(np.median(ne)),
+        "full_pass_per_iter": float(np.mean(res.extra.get("trace_0", np.zeros(1)))),
+        "accept_rate": res.accept_rate,
+        "sample_seconds": res.sample_seconds,
+        "hist_edges": edges,
+        "hist_counts": counts,
+    }
 
 
 # ============================================================================ S17 §6.1 GMM
-def _gmm_settings(N, K, T, trials, grid_sub, nc_m=(50, 100, 200, 300, 400, 500), nc_mu=101,
-                  nc_L=100):
-    return {"N": N, "temperature": K, "step": 0.15, "n_iter": T, "trials": trials,
-            "x0": [0.5, 0.0], "methods": list(APPROX_METHODS),
-            "hyper": {"mh_minibatch": {"m": 50},
-                      "austere_mh_c": {"m": 50, "eps": 0.005},
-                      "austere_mh_nc": {"bound": 0.05, "m_grid": list(nc_m), "mu_points": nc_mu,
-                                        "L": nc_L},
-                      "mh_sublhd": {"m": 50, "gamma": 1.5, "p": 2.0, "delta": 0.01}},
-            "box": [-1.5, 2.5, -2.5, 3.0], "bin": 0.1, "sub": grid_sub, "scale_to": 5000}
+def _gmm_settings(N, K, T, trials, grid_sub, nc_m=(50, 100, 200, 300, 400, 500), nc_mu=101, nc_L=100):
+    return {
+        "N": N,
+        "temperature": K,
+        "step": 0.15,
+        "n_iter": T,
+        "trials": trials,
+        "x0": [0.5, 0.0],
+        "methods": list(APPROX_METHODS),
+        "hyper": {
+            "mh_minibatch": {"m": 50},
+            "austere_mh_c": {"m": 50, "eps": 0.005},
+            "austere_mh_nc": {"bound": 0.05, "m_grid": list(nc_m), "mu_points": nc_mu, "L": nc_L},
+            "mh_sublhd": {"m": 50, "gamma": 1.5, "p": 2.0, "delta": 0.01},
+        },
+        "box": [-1.5, 2.5, -2.5, 3.0],
+        "bin": 0.1,
+        "sub": grid_sub,
+        "scale_to": 5000,
+    }
 
 
 # nc at N = 1e6: DP tables for m in {200..500} on 21 |mu_std| points with L = 50 bins (the S17 grid
 # from m = 50 with 201 points and L = 100 costs about an hour of DP here; S17 used precomputed
 # 4001-point MATLAB tables). Documented reduction.
-GMM_SETTINGS = {"paper": _gmm_settings(1_000_000, 1e4, 3000, 10, 10, nc_m=(200, 300, 400, 500),
-                                       nc_mu=21, nc_L=50),
-                "smoke": _gmm_settings(10_000, 2e2, 300, 1, 2, nc_m=(50, 200), nc_mu=21,
-                                       nc_L=40)}
+GMM_SETTINGS = {
+    "paper": _gmm_settings(1_000_000, 1e4, 3000, 10, 10, nc_m=(200, 300, 400, 500), nc_mu=21, nc_L=50),
+    "smoke": _gmm_settings(10_000, 2e2, 300, 1, 2, nc_m=(50, 200), nc_mu=21, nc_L=40),
+}
 
 
 def gmm_cells(s: dict) -> list[dict]:
-    return [{"cell": f"{m}__t{t}", "method": m, "trial": t} for t in range(int(s["trials"]))
-            for m in s["methods"]]
+    return [
+        {"cell": f"{m}__t{t}", "method": m, "trial": t} for t in range(int(s["trials"])) for m in s["methods"]
+    ]
 
 
 def _gmm_grid_logpost(y: np.ndarray, s: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,10 +161,10 @@ def _gmm_grid_logpost(y: np.ndarray, s: dict) -> tuple[np.ndarray, np.ndarray, n
     lp = -0.5 * (t1**2 / 10.0 + t2**2 / 1.0)
     ll = np.zeros_like(t1)
     for c0 in range(0, t1.size, 2000):
-        a = yc[None, :] - t1[c0:c0 + 2000, None]
-        bb = a - t2[c0:c0 + 2000, None]
+        a = yc[None, :] - t1[c0 : c0 + 2000, None]
+        bb = a - t2[c0 : c0 + 2000, None]
         v = np.logaddexp(-a * a / 4.0, -bb * bb / 4.0) + math.log(0.5) - 0.5 * math.log(4 * math.pi)
-        ll[c0:c0 + 2000] = v @ hc
+        ll[c0 : c0 + 2000] = v @ hc
     L = lp + beta * ll
     return ex, ey, L.reshape(ex.size - 1, sub, ey.size - 1, sub)
 
@@ -157,15 +191,26 @@ def gmm_run_cell(params: dict, seed, ctx) -> list[dict]:
     s = ctx.settings
     m = params["method"]
     pr = R.build_problem("gaussian_mixture", 0, N=int(s["N"]), temperature=float(s["temperature"]))
-    res = R.run(m, pr, int(s["n_iter"]), _child(seed, 0), x0=np.array(s["x0"], float),
-                step=float(s["step"]), **s["hyper"][m])
+    res = R.run(
+        m,
+        pr,
+        int(s["n_iter"]),
+        _child(seed, 0),
+        x0=np.array(s["x0"], float),
+        step=float(s["step"]),
+        **s["hyper"][m],
+    )
     ex, ey, L = _gmm_grid_logpost(pr.model.X[:, 0], s)
     Pb = np.exp(L - L.max()).mean(axis=(1, 3))
     Pb /= Pb.sum()
     ll, chi2 = gmm_metric(res.samples, Pb, ex, ey, int(s["scale_to"]))
     row = _run_rows(res, m, int(s["N"]))
-    row.update(trial=params["trial"], loglik_eq39=ll, chi2=chi2,
-               samples=res.samples[:: max(1, res.samples.shape[0] // 1000)].tolist())
+    row.update(
+        trial=params["trial"],
+        loglik_eq39=ll,
+        chi2=chi2,
+        samples=res.samples[:: max(1, res.samples.shape[0] // 1000)].tolist(),
+    )
     return [row]
 
 
@@ -177,27 +222,56 @@ def gmm_summarize(df: pd.DataFrame, s: dict, out) -> None:
     for m, g in ok.groupby("method", sort=False):
         pv, ps = TABLE1.get(m, (float("nan"), float("nan")))
         t4 = TABLE4.get(m, (float("nan"),) * 4)
-        rows.append({"method": LABEL.get(m, m), "method_id": m, "trials": len(g),
-                     "mean_batch": g["mean_batch"].mean(), "sd_over_trials": g["mean_batch"].std(),
-                     "full_pass_per_iter": g["full_pass_per_iter"].mean(),
-                     "paper_value": pv, "paper_sd": ps,
-                     "loglik_eq39": g["loglik_eq39"].mean(), "loglik_sd": g["loglik_eq39"].std(),
-                     "paper_loglik": t4[0], "chi2": g["chi2"].mean(), "chi2_sd": g["chi2"].std(),
-                     "paper_chi2": t4[2], "accept_rate": g["accept_rate"].mean()})
+        rows.append(
+            {
+                "method": LABEL.get(m, m),
+                "method_id": m,
+                "trials": len(g),
+                "mean_batch": g["mean_batch"].mean(),
+                "sd_over_trials": g["mean_batch"].std(),
+                "full_pass_per_iter": g["full_pass_per_iter"].mean(),
+                "paper_value": pv,
+                "paper_sd": ps,
+                "loglik_eq39": g["loglik_eq39"].mean(),
+                "loglik_sd": g["loglik_eq39"].std(),
+                "paper_loglik": t4[0],
+                "chi2": g["chi2"].mean(),
+                "chi2_sd": g["chi2"].std(),
+                "paper_chi2": t4[2],
+                "accept_rate": g["accept_rate"].mean(),
+            }
+        )
     t = pd.DataFrame(rows)
     order = {m: i for i, m in enumerate(APPROX_METHODS)}
     t = t.sort_values("method_id", key=lambda c: c.map(order)).reset_index(drop=True)
-    t1 = t[["method", "method_id", "trials", "mean_batch", "sd_over_trials", "full_pass_per_iter",
-            "paper_value", "paper_sd"]].rename(columns={"method_id": "method_key"})
+    t1 = t[
+        [
+            "method",
+            "method_id",
+            "trials",
+            "mean_batch",
+            "sd_over_trials",
+            "full_pass_per_iter",
+            "paper_value",
+            "paper_sd",
+        ]
+    ].rename(columns={"method_id": "method_key"})
     t1 = t1.rename(columns={"method": "label"}).rename(columns={"method_key": "method"})
-    out.table("approx_table1", t1, caption="S17 Table 1 counterpart: mean final minibatch size "
-              f"(GMM N={s['N']}, K={s['temperature']}, {s['n_iter']} samples, {s['trials']} "
-              "trials); full_pass_per_iter = data touched by full-data passes (not in the paper's "
-              "numbers).")
+    out.table(
+        "approx_table1",
+        t1,
+        caption="S17 Table 1 counterpart: mean final minibatch size "
+        f"(GMM N={s['N']}, K={s['temperature']}, {s['n_iter']} samples, {s['trials']} "
+        "trials); full_pass_per_iter = data touched by full-data passes (not in the paper's "
+        "numbers).",
+    )
     t4 = t[["method", "loglik_eq39", "loglik_sd", "paper_loglik", "chi2", "chi2_sd", "paper_chi2"]]
     t4 = t4.rename(columns={"paper_loglik": "paper_value", "paper_chi2": "paper_value_chi2"})
-    out.table("approx_table4", t4, caption="S17 Table 4 counterpart: eq. 39 binned Poisson "
-              "log-likelihood and chi^2 (mean over trials).")
+    out.table(
+        "approx_table4",
+        t4,
+        caption="S17 Table 4 counterpart: eq. 39 binned Poisson log-likelihood and chi^2 (mean over trials).",
+    )
     # Fig. 2: histograms + scatter of trial 0
     meths = list(t["method_id"])
     fig, ax = plt.subplots(2, len(meths), figsize=(3.6 * len(meths), 6.5), squeeze=False)
@@ -215,8 +289,11 @@ def gmm_summarize(df: pd.DataFrame, s: dict, out) -> None:
         ax[1][j].set_xlim(s["box"][0], s["box"][1])
         ax[1][j].set_ylim(s["box"][2], s["box"][3])
     fig.tight_layout()
-    out.figure("approx_fig2_gmm", fig, caption="S17 Fig. 2 counterpart: minibatch-size histograms "
-               "(log-log) and samples (trial 0).")
+    out.figure(
+        "approx_fig2_gmm",
+        fig,
+        caption="S17 Fig. 2 counterpart: minibatch-size histograms (log-log) and samples (trial 0).",
+    )
 
 
 # ============================================================================ S17 §6.2 MNIST 1v7
@@ -224,22 +301,38 @@ def _mnist_settings(datasets, T, trials, smoke=False):
     d = {}
     for ds, t, tr in zip(datasets, T, trials, strict=True):
         big = ds.endswith("100k")
-        d[ds] = {"n_iter": t, "trials": tr, "step": 0.01 if big else 0.05,
-                 "hyper": {"mh_minibatch": {"m": 100},
-                           "austere_mh_c": {"design_bound": 0.2 if big else 0.1},
-                           "austere_mh_nc": {"bound": 0.1 if big else 0.05, "mu_points": 101},
-                           "mh_sublhd": {"m": 100, "gamma": 2.0, "p": 2.0, "delta": 0.01}}}
-    return {"datasets": d, "temperature": 100.0, "eval_every": 10 if smoke else 50,
-            "methods": ["mh_minibatch", "austere_mh_c"] if smoke else list(APPROX_METHODS)}
+        d[ds] = {
+            "n_iter": t,
+            "trials": tr,
+            "step": 0.01 if big else 0.05,
+            "hyper": {
+                "mh_minibatch": {"m": 100},
+                "austere_mh_c": {"design_bound": 0.2 if big else 0.1},
+                "austere_mh_nc": {"bound": 0.1 if big else 0.05, "mu_points": 101},
+                "mh_sublhd": {"m": 100, "gamma": 2.0, "p": 2.0, "delta": 0.01},
+            },
+        }
+    return {
+        "datasets": d,
+        "temperature": 100.0,
+        "eval_every": 10 if smoke else 50,
+        "methods": ["mh_minibatch", "austere_mh_c"] if smoke else list(APPROX_METHODS),
+    }
 
 
-MNIST_SETTINGS = {"paper": _mnist_settings(("mnist_1v7", "mnist_1v7_100k"), (5000, 3000), (10, 5)),
-                  "smoke": _mnist_settings(("mnist_1v7",), (60,), (1,), smoke=True)}
+MNIST_SETTINGS = {
+    "paper": _mnist_settings(("mnist_1v7", "mnist_1v7_100k"), (5000, 3000), (10, 5)),
+    "smoke": _mnist_settings(("mnist_1v7",), (60,), (1,), smoke=True),
+}
 
 
 def mnist_cells(s: dict) -> list[dict]:
-    return [{"cell": f"{ds}__{m}__t{t}", "dataset": ds, "method": m, "trial": t}
-            for ds, c in s["datasets"].items() for t in range(int(c["trials"])) for m in s["methods"]]
+    return [
+        {"cell": f"{ds}__{m}__t{t}", "dataset": ds, "method": m, "trial": t}
+        for ds, c in s["datasets"].items()
+        for t in range(int(c["trials"]))
+        for m in s["methods"]
+    ]
 
 
 def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
@@ -256,17 +349,25 @@ def mnist_run_cell(params: dict, seed, ctx) -> list[dict]:
     tid = "logistic_mnist_1v7_100k" if ds.endswith("100k") else "logistic_mnist_1v7"
     pr = R.build_problem(tid, 0, data=data, temperature=float(s["temperature"]))
     m = params["method"]
-    res = R.run(m, pr, int(c["n_iter"]), _child(seed, 0), x0=np.zeros(pr.dim), step=float(c["step"]),
-                **c["hyper"][m])
+    res = R.run(
+        m, pr, int(c["n_iter"]), _child(seed, 0), x0=np.zeros(pr.dim), step=float(c["step"]), **c["hyper"][m]
+    )
     ev = int(s["eval_every"])
     idx = np.arange(ev - 1, res.samples.shape[0], ev)
     acc = [_accuracy(res.samples[i], data["X_test"], data["y_test"]) for i in idx]
     cum = np.cumsum(res.n_evals)[idx]
     cum_full = np.cumsum(res.n_evals + res.extra["trace_0"])[idx]
     row = _run_rows(res, m, pr.model.X.shape[0])
-    row.update(dataset=ds, trial=params["trial"], final_accuracy=acc[-1], acc=acc,
-               cum_data=cum.tolist(), cum_data_with_full=cum_full.tolist(),
-               hyper_m=res.hyper.get("m"), hyper_eps=res.hyper.get("eps"))
+    row.update(
+        dataset=ds,
+        trial=params["trial"],
+        final_accuracy=acc[-1],
+        acc=acc,
+        cum_data=cum.tolist(),
+        cum_data_with_full=cum_full.tolist(),
+        hyper_m=res.hyper.get("m"),
+        hyper_eps=res.hyper.get("eps"),
+    )
     return [row]
 
 
@@ -276,28 +377,53 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ok = df[df["status"] == "ok"] if "status" in df else df
     rows = []
     for (ds, m), g in ok.groupby(["dataset", "method"], sort=False):
-        rows.append({"dataset": ds, "method": m, "label": LABEL.get(m, m), "trials": len(g),
-                     "mean_batch": g["mean_batch"].mean(), "sd_over_trials": g["mean_batch"].std(),
-                     "full_pass_per_iter": g["full_pass_per_iter"].mean(),
-                     "final_accuracy": g["final_accuracy"].mean(),
-                     "paper_value": TABLE2.get(ds, {}).get(m, float("nan"))})
+        rows.append(
+            {
+                "dataset": ds,
+                "method": m,
+                "label": LABEL.get(m, m),
+                "trials": len(g),
+                "mean_batch": g["mean_batch"].mean(),
+                "sd_over_trials": g["mean_batch"].std(),
+                "full_pass_per_iter": g["full_pass_per_iter"].mean(),
+                "final_accuracy": g["final_accuracy"].mean(),
+                "paper_value": TABLE2.get(ds, {}).get(m, float("nan")),
+            }
+        )
     if not rows:
-        out.table("approx_table2", df.reindex(columns=["cell", "status", "message"]),
-                  caption="No MNIST cell finished.")
+        out.table(
+            "approx_table2",
+            df.reindex(columns=["cell", "status", "message"]),
+            caption="No MNIST cell finished.",
+        )
         return
     t = pd.DataFrame(rows)
-    out.table("approx_table2", t, caption="S17 Table 2 counterpart: mean minibatch size (logistic "
-              "regression MNIST 1v7, K=100); full_pass_per_iter = data of the full passes that the "
-              "paper does not count.")
+    out.table(
+        "approx_table2",
+        t,
+        caption="S17 Table 2 counterpart: mean minibatch size (logistic "
+        "regression MNIST 1v7, K=100); full_pass_per_iter = data of the full passes that the "
+        "paper does not count.",
+    )
     dss = list(t["dataset"].unique())
     fig, ax = plt.subplots(1, len(dss), figsize=(5 * len(dss), 3.8), squeeze=False)
     for j, ds in enumerate(dss):
         for m, g in ok[ok["dataset"] == ds].groupby("method", sort=False):
             for k, (_, r) in enumerate(g.iterrows()):
-                ax[0][j].plot(r["cum_data"], r["acc"], color=f"C{list(APPROX_METHODS).index(m)}",
-                              alpha=0.6, label=LABEL.get(m, m) if k == 0 else None)
-                ax[0][j].plot(r["cum_data_with_full"], r["acc"], ls=":", alpha=0.4,
-                              color=f"C{list(APPROX_METHODS).index(m)}")
+                ax[0][j].plot(
+                    r["cum_data"],
+                    r["acc"],
+                    color=f"C{list(APPROX_METHODS).index(m)}",
+                    alpha=0.6,
+                    label=LABEL.get(m, m) if k == 0 else None,
+                )
+                ax[0][j].plot(
+                    r["cum_data_with_full"],
+                    r["acc"],
+                    ls=":",
+                    alpha=0.4,
+                    color=f"C{list(APPROX_METHODS).index(m)}",
+                )
         ax[0][j].set_xscale("log")
         ax[0][j].set_xlabel("cumulative data points (dotted: incl. full-data passes)")
         ax[0][j].set_ylabel("test accuracy of theta_t")
@@ -321,9 +447,15 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
 
 
 # ============================================================================ S17 App. C.1 Table 3
-TABLE3_SETTINGS = {"paper": {"grids": [2000, 4000], "sigmas": [0.8, 0.9, 1.0, 1.1],
-                             "lambdas": [100.0, 10.0, 1.0, 0.1, 0.01], "V": 20.0},
-                   "smoke": {"grids": [300], "sigmas": [1.0], "lambdas": [10.0, 1.0], "V": 20.0}}
+TABLE3_SETTINGS = {
+    "paper": {
+        "grids": [2000, 4000],
+        "sigmas": [0.8, 0.9, 1.0, 1.1],
+        "lambdas": [100.0, 10.0, 1.0, 0.1, 0.01],
+        "V": 20.0,
+    },
+    "smoke": {"grids": [300], "sigmas": [1.0], "lambdas": [10.0, 1.0], "V": 20.0},
+}
 
 
 def t3_cells(s: dict) -> list[dict]:
@@ -337,37 +469,67 @@ def t3_run_cell(params: dict, seed, ctx) -> list[dict]:
     s = ctx.settings
     rows = []
     for lam in s["lambdas"]:
-        _, u, linf = solve_correction(int(params["n"]), float(s["V"]), float(lam),
-                                      float(params["sigma"]))
+        _, u, linf = solve_correction(int(params["n"]), float(s["V"]), float(lam), float(params["sigma"]))
         ref = TABLE3.get((int(params["n"]), float(params["sigma"])))
         pv = ref[LAMBDAS.index(lam)] if ref is not None and lam in LAMBDAS else float("nan")
-        rows.append({"n": params["n"], "sigma": params["sigma"], "lambda": lam, "linf": linf,
-                     "mass": float(u.sum()), "paper_value": pv})
+        rows.append(
+            {
+                "n": params["n"],
+                "sigma": params["sigma"],
+                "lambda": lam,
+                "linf": linf,
+                "mass": float(u.sum()),
+                "paper_value": pv,
+            }
+        )
     return rows
 
 
 def t3_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ok = df[df["status"] == "ok"] if "status" in df else df
     t = ok[["n", "sigma", "lambda", "linf", "paper_value", "mass"]].sort_values(
-        ["n", "sigma", "lambda"], ascending=[True, True, False])
-    out.table("approx_table3", t.reset_index(drop=True),
-              caption="S17 Table 3 counterpart: L_inf of N(0, sigma^2) * C_sigma vs the logistic "
-              "CDF (clipped least-squares deconvolution, V = 20).")
+        ["n", "sigma", "lambda"], ascending=[True, True, False]
+    )
+    out.table(
+        "approx_table3",
+        t.reset_index(drop=True),
+        caption="S17 Table 3 counterpart: L_inf of N(0, sigma^2) * C_sigma vs the logistic "
+        "CDF (clipped least-squares deconvolution, V = 20).",
+    )
 
 
 # ============================================================================ K14 §6.1 MNIST 7v9
 MNIST79_SETTINGS = {
-    "paper": {"eps": [0.0, 0.01, 0.05, 0.1, 0.2], "m": 500, "step": 0.01, "chains": 4,
-              "seconds": 400.0, "truth_iters": 200_000, "checkpoints": 20, "max_iter": 2_000_000},
-    "smoke": {"eps": [0.0, 0.1], "m": 500, "step": 0.01, "chains": 1, "seconds": 2.0,
-              "truth_iters": 2_000, "checkpoints": 4, "max_iter": 20_000},
+    "paper": {
+        "eps": [0.0, 0.01, 0.05, 0.1, 0.2],
+        "m": 500,
+        "step": 0.01,
+        "chains": 4,
+        "seconds": 400.0,
+        "truth_iters": 200_000,
+        "checkpoints": 20,
+        "max_iter": 2_000_000,
+    },
+    "smoke": {
+        "eps": [0.0, 0.1],
+        "m": 500,
+        "step": 0.01,
+        "chains": 1,
+        "seconds": 2.0,
+        "truth_iters": 2_000,
+        "checkpoints": 4,
+        "max_iter": 20_000,
+    },
 }
 
 
 def m79_cells(s: dict) -> list[dict]:
     out = [{"cell": "truth", "kind": "truth"}]
-    out += [{"cell": f"eps{e}__c{c}", "kind": "run", "eps": e, "chain": c} for e in s["eps"]
-            for c in range(int(s["chains"]))]
+    out += [
+        {"cell": f"eps{e}__c{c}", "kind": "run", "eps": e, "chain": c}
+        for e in s["eps"]
+        for c in range(int(s["chains"]))
+    ]
     return out
 
 
@@ -386,11 +548,15 @@ def m79_run_cell(params: dict, seed, ctx) -> list[dict]:
     x0 = np.zeros(pr.dim)
     Xt = np.asarray(data["X_test"])
     if params["kind"] == "truth":
-        res = R.run("rwm", pr, int(s["truth_iters"]), _child(seed, 0), x0=x0, step=float(s["step"]),
-                    thin=10)
+        res = R.run("rwm", pr, int(s["truth_iters"]), _child(seed, 0), x0=x0, step=float(s["step"]), thin=10)
         burn = res.samples.shape[0] // 5
-        return [{"kind": "truth", "pred": _pred_mean(res.samples[burn:], Xt).tolist(),
-                 "accept_rate": res.accept_rate}]
+        return [
+            {
+                "kind": "truth",
+                "pred": _pred_mean(res.samples[burn:], Xt).tolist(),
+                "accept_rate": res.accept_rate,
+            }
+        ]
     e = float(params["eps"])
     rng_seed = _child(seed, 0)
     # run in growing chunks until the wall-time budget is used (state carried via x0 + seeds)
@@ -402,8 +568,9 @@ def m79_run_cell(params: dict, seed, ctx) -> list[dict]:
         if e == 0.0:
             res = R.run("rwm", pr, n_chunk, sd, x0=theta, step=float(s["step"]))
         else:
-            res = R.run("austere_mh_c", pr, n_chunk, sd, x0=theta, step=float(s["step"]),
-                        m=int(s["m"]), eps=e)
+            res = R.run(
+                "austere_mh_c", pr, n_chunk, sd, x0=theta, step=float(s["step"]), m=int(s["m"]), eps=e
+            )
         samples.append(res.samples)
         t_tot += res.sample_seconds
         secs.append(t_tot)
@@ -416,8 +583,17 @@ def m79_run_cell(params: dict, seed, ctx) -> list[dict]:
     ends = np.cumsum([len(a) for a in samples])
     cps = np.unique(np.linspace(1, len(ends), min(ncp, len(ends))).astype(int)) - 1
     preds = [_pred_mean(allS[: ends[i]], Xt).tolist() for i in cps]
-    return [{"kind": "run", "eps": e, "chain": params["chain"], "times": [secs[i] for i in cps],
-             "preds": preds, "n_samples": int(len(allS)), "data_used": int(sum(used))}]
+    return [
+        {
+            "kind": "run",
+            "eps": e,
+            "chain": params["chain"],
+            "times": [secs[i] for i in cps],
+            "preds": preds,
+            "n_samples": int(len(allS)),
+            "data_used": int(sum(used)),
+        }
+    ]
 
 
 def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
@@ -426,8 +602,11 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ok = df[df["status"] == "ok"] if "status" in df else df
     tr = ok[ok["kind"] == "truth"]
     if tr.empty:
-        out.table("approx_mnist79_risk", df.reindex(columns=["cell", "status", "message"]),
-                  caption="K14 §6.1: no truth cell finished.")
+        out.table(
+            "approx_mnist79_risk",
+            df.reindex(columns=["cell", "status", "message"]),
+            caption="K14 §6.1: no truth cell finished.",
+        )
         return
     truth = np.asarray(tr.iloc[0]["pred"])
     rows = []
@@ -435,32 +614,59 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
     for e, g in ok[ok["kind"] == "run"].groupby("eps"):
         # risk = mean over test points of mean over chains of (pred - truth)^2 at common checkpoints
         ncp = min(len(r) for r in g["preds"])
-        risk = [float(np.mean([(np.asarray(r[i]) - truth) ** 2 for r in g["preds"]]))
-                for i in range(ncp)]
+        risk = [float(np.mean([(np.asarray(r[i]) - truth) ** 2 for r in g["preds"]])) for i in range(ncp)]
         tm = [float(np.mean([r[i] for r in g["times"]])) for i in range(ncp)]
         ax.plot(tm, risk, marker="o", label=f"eps={e}" if e else "exact")
-        rows.append({"eps": e, "chains": len(g), "final_risk": risk[-1], "seconds": tm[-1],
-                     "mean_samples": g["n_samples"].mean(),
-                     "paper_value_T": {0.0: 75484, 0.01: 133069, 0.05: 200672, 0.1: 257897,
-                                       0.2: 422978}.get(e, float("nan"))})
+        rows.append(
+            {
+                "eps": e,
+                "chains": len(g),
+                "final_risk": risk[-1],
+                "seconds": tm[-1],
+                "mean_samples": g["n_samples"].mean(),
+                "paper_value_T": {0.0: 75484, 0.01: 133069, 0.05: 200672, 0.1: 257897, 0.2: 422978}.get(
+                    e, float("nan")
+                ),
+            }
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("wall seconds (sampling)")
     ax.set_ylabel("risk of predictive mean")
     ax.legend()
     out.figure("approx_fig_mnist79_risk", fig, caption="K14 Fig. 2 counterpart (MNIST 7v9).")
-    out.table("approx_mnist79_risk", pd.DataFrame(rows),
-              caption="K14 §6.1: final risk and samples drawn within the time budget; "
-              "paper_value_T = samples drawn by ~400 s in K14.")
+    out.table(
+        "approx_mnist79_risk",
+        pd.DataFrame(rows),
+        caption="K14 §6.1: final risk and samples drawn within the time budget; "
+        "paper_value_T = samples drawn by ~400 s in K14.",
+    )
 
 
 # ============================================================================ K14 §6.5 design
 DESIGN_SETTINGS = {
-    "paper": {"N": 100_000, "temperature": 1e3, "step": 0.05, "pairs": 100, "targets":
-              [0.001, 0.002, 0.005, 0.01, 0.02, 0.05], "alphas": [0.5, 0.75, 1.0], "L": 100,
-              "burn": 500, "mu_points": 201},
-    "smoke": {"N": 5_000, "temperature": 1e2, "step": 0.05, "pairs": 10, "targets": [0.01, 0.05],
-              "alphas": [0.5, 1.0], "L": 30, "burn": 100, "mu_points": 21},
+    "paper": {
+        "N": 100_000,
+        "temperature": 1e3,
+        "step": 0.05,
+        "pairs": 100,
+        "targets": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05],
+        "alphas": [0.5, 0.75, 1.0],
+        "L": 100,
+        "burn": 500,
+        "mu_points": 201,
+    },
+    "smoke": {
+        "N": 5_000,
+        "temperature": 1e2,
+        "step": 0.05,
+        "pairs": 10,
+        "targets": [0.01, 0.05],
+        "alphas": [0.5, 1.0],
+        "L": 30,
+        "burn": 100,
+        "mu_points": 21,
+    },
 }
 
 
@@ -489,7 +695,7 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
         return -0.5 * (t[0] ** 2 / 10 + t[1] ** 2)
 
     pairs = []
-    for th in res.samples[int(s["burn"]):]:
+    for th in res.samples[int(s["burn"]) :]:
         thp = th + float(s["step"]) * rng.standard_normal(2)
         l = ll(thp) - ll(th)
         pairs.append((l.mean(), l.std(), lprior(thp) - lprior(th)))
@@ -505,8 +711,9 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
                     d = dsg.average_design(N, tgt, train, table=tab)
                     m, e, al = d["m"], d["eps"], 0.5
                 else:
-                    d = dsg.worst_case_design(N, tgt, L=int(s["L"]), boundary="wang_tsiatis",
-                                              alphas=tuple(s["alphas"]))
+                    d = dsg.worst_case_design(
+                        N, tgt, L=int(s["L"]), boundary="wang_tsiatis", alphas=tuple(s["alphas"])
+                    )
                     m, e, al = d["m"], d["eps"], d["alpha"]
             except ValueError as exc:
                 rows.append({"target_error": tgt, "design": kind, "message": str(exc)})
@@ -520,8 +727,17 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
                 D_, U_ = dsg.acceptance_error(mu, sl, k, N, m, e, table=(grid, Et, Pt))
                 errs.append(abs(D_))
                 use.append(U_ * N)
-            rows.append({"target_error": tgt, "design": kind, "m": m, "eps": e, "alpha": al,
-                         "test_error": float(np.mean(errs)), "test_data": float(np.mean(use))})
+            rows.append(
+                {
+                    "target_error": tgt,
+                    "design": kind,
+                    "m": m,
+                    "eps": e,
+                    "alpha": al,
+                    "test_error": float(np.mean(errs)),
+                    "test_data": float(np.mean(use)),
+                }
+            )
     # fixed-m heuristic (K14 §5.2 first paragraph): m = 600, eps varied
     for e in dsg.DEFAULT_EPS_GRID:
         m = min(600, N)
@@ -534,9 +750,17 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
             D_, U_ = dsg.acceptance_error(mu, sl, k, N, m, e, table=(grid, Et, Pt))
             errs.append(abs(D_))
             use.append(U_ * N)
-        rows.append({"target_error": float("nan"), "design": "fixed m=600", "m": m, "eps": e,
-                     "alpha": 0.5, "test_error": float(np.mean(errs)),
-                     "test_data": float(np.mean(use))})
+        rows.append(
+            {
+                "target_error": float("nan"),
+                "design": "fixed m=600",
+                "m": m,
+                "eps": e,
+                "alpha": 0.5,
+                "test_error": float(np.mean(errs)),
+                "test_data": float(np.mean(use)),
+            }
+        )
     return rows
 
 
@@ -544,11 +768,18 @@ def design_summarize(df: pd.DataFrame, s: dict, out) -> None:
     import matplotlib.pyplot as plt
 
     ok = df[df["status"] == "ok"] if "status" in df else df
-    cols = [c for c in ("target_error", "design", "m", "eps", "alpha", "test_error", "test_data",
-                        "message") if c in ok.columns]
+    cols = [
+        c
+        for c in ("target_error", "design", "m", "eps", "alpha", "test_error", "test_data", "message")
+        if c in ok.columns
+    ]
     t = ok[cols].reset_index(drop=True)
-    out.table("approx_design", t, caption="K14 §6.5 / Fig. 6 counterpart (GMM posterior instead "
-              "of ICA; see module docstring): test error (mean |Delta|) and data usage.")
+    out.table(
+        "approx_design",
+        t,
+        caption="K14 §6.5 / Fig. 6 counterpart (GMM posterior instead "
+        "of ICA; see module docstring): test error (mean |Delta|) and data usage.",
+    )
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.6))
     for kind, g in t.groupby("design"):
         g = g.dropna(subset=["test_error"])
@@ -572,17 +803,35 @@ def design_summarize(df: pd.DataFrame, s: dict, out) -> None:
 
 # ============================================================================ K14 App. F MRF
 MRF_SETTINGS = {
-    "paper": {"D": 100, "sd": 0.02, "m": 500, "eps": [0.01, 0.05, 0.1, 0.15, 0.2, 0.25],
-              "seconds": 1000.0, "truth_sweeps": 20_000, "subsets": 1600, "k": 5,
-              "checkpoints": 12},
-    "smoke": {"D": 12, "sd": 0.5, "m": 10, "eps": [0.1], "seconds": 1.0, "truth_sweeps": 2_000,
-              "subsets": 50, "k": 3, "checkpoints": 3},
+    "paper": {
+        "D": 100,
+        "sd": 0.02,
+        "m": 500,
+        "eps": [0.01, 0.05, 0.1, 0.15, 0.2, 0.25],
+        "seconds": 1000.0,
+        "truth_sweeps": 20_000,
+        "subsets": 1600,
+        "k": 5,
+        "checkpoints": 12,
+    },
+    "smoke": {
+        "D": 12,
+        "sd": 0.5,
+        "m": 10,
+        "eps": [0.1],
+        "seconds": 1.0,
+        "truth_sweeps": 2_000,
+        "subsets": 50,
+        "k": 3,
+        "checkpoints": 3,
+    },
 }
 
 
 def mrf_cells(s: dict) -> list[dict]:
     return [{"cell": "truth", "kind": "truth"}, {"cell": "gibbs", "kind": "run", "eps": 0.0}] + [
-        {"cell": f"eps{e}", "kind": "run", "eps": e} for e in s["eps"]]
+        {"cell": f"eps{e}", "kind": "run", "eps": e} for e in s["eps"]
+    ]
 
 
 def _subset_marginals(samples: np.ndarray, subsets: np.ndarray) -> np.ndarray:
@@ -601,13 +850,21 @@ def mrf_run_cell(params: dict, seed, ctx) -> list[dict]:
     s = ctx.settings
     pr = R.build_problem("dense_mrf", 0, D=int(s["D"]), sd=float(s["sd"]))
     D = int(s["D"])
-    subsets = np.array([np.sort(np.random.default_rng(1000 + j).choice(D, int(s["k"]), False))
-                        for j in range(int(s["subsets"]))])
+    subsets = np.array(
+        [
+            np.sort(np.random.default_rng(1000 + j).choice(D, int(s["k"]), False))
+            for j in range(int(s["subsets"]))
+        ]
+    )
     x0 = np.zeros(D, dtype=np.int64)
     if params["kind"] == "truth":
         res = R.run("gibbs", pr, int(s["truth_sweeps"]) * D, _child(seed, 0), x0=x0, thin=D)
-        return [{"kind": "truth", "marg": _subset_marginals(res.samples[len(res.samples) // 10:],
-                                                           subsets).tolist()}]
+        return [
+            {
+                "kind": "truth",
+                "marg": _subset_marginals(res.samples[len(res.samples) // 10 :], subsets).tolist(),
+            }
+        ]
     e = float(params["eps"])
     chunks, secs, n_chunk, t_tot, x, k = [], [], 20 * D, 0.0, x0, 0
     sd0 = _child(seed, 0)
@@ -627,8 +884,9 @@ def mrf_run_cell(params: dict, seed, ctx) -> list[dict]:
     ends = np.cumsum([len(c) for c in chunks])
     cps = np.unique(np.linspace(1, len(ends), min(int(s["checkpoints"]), len(ends))).astype(int)) - 1
     margs = [_subset_marginals(allS[: ends[i]], subsets).tolist() for i in cps]
-    return [{"kind": "run", "eps": e, "times": [secs[i] for i in cps], "margs": margs,
-             "sweeps": int(len(allS))}]
+    return [
+        {"kind": "run", "eps": e, "times": [secs[i] for i in cps], "margs": margs, "sweeps": int(len(allS))}
+    ]
 
 
 def mrf_summarize(df: pd.DataFrame, s: dict, out) -> None:
@@ -637,8 +895,11 @@ def mrf_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ok = df[df["status"] == "ok"] if "status" in df else df
     tr = ok[ok["kind"] == "truth"]
     if tr.empty:
-        out.table("approx_mrf", df.reindex(columns=["cell", "status", "message"]),
-                  caption="K14 App. F: no truth cell.")
+        out.table(
+            "approx_mrf",
+            df.reindex(columns=["cell", "status", "message"]),
+            caption="K14 App. F: no truth cell.",
+        )
         return
     truth = np.asarray(tr.iloc[0]["marg"])
     rows = []
@@ -646,19 +907,35 @@ def mrf_summarize(df: pd.DataFrame, s: dict, out) -> None:
     for _, r in ok[ok["kind"] == "run"].sort_values("eps").iterrows():
         err = [float(np.abs(np.asarray(mg) - truth).sum(1).mean()) for mg in r["margs"]]
         ax.plot(r["times"], err, marker="o", label=f"eps={r['eps']}" if r["eps"] else "exact Gibbs")
-        rows.append({"eps": r["eps"], "final_l1": err[-1], "seconds": r["times"][-1],
-                     "sweeps": r["sweeps"],
-                     "paper_value_samples_1000s": {0.0: 2897, 0.01: 3429, 0.05: 3979, 0.1: 4494,
-                                                   0.15: 4889, 0.2: 5507, 0.25: 5959}.get(
-                                                       r["eps"], float("nan"))})
+        rows.append(
+            {
+                "eps": r["eps"],
+                "final_l1": err[-1],
+                "seconds": r["times"][-1],
+                "sweeps": r["sweeps"],
+                "paper_value_samples_1000s": {
+                    0.0: 2897,
+                    0.01: 3429,
+                    0.05: 3979,
+                    0.1: 4494,
+                    0.15: 4889,
+                    0.2: 5507,
+                    0.25: 5959,
+                }.get(r["eps"], float("nan")),
+            }
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("wall seconds")
     ax.set_ylabel("mean L1 error of subset joints")
     ax.legend(fontsize=7)
     out.figure("approx_fig15_mrf", fig, caption="K14 Fig. 15 counterpart (dense MRF).")
-    out.table("approx_mrf", pd.DataFrame(rows), caption="K14 App. F: L1 error of 5-variable "
-              "joints vs a long exact Gibbs run; paper_value = samples (sweeps) in 1000 s.")
+    out.table(
+        "approx_mrf",
+        pd.DataFrame(rows),
+        caption="K14 App. F: L1 error of 5-variable "
+        "joints vs a long exact Gibbs run; paper_value = samples (sweeps) in 1000 s.",
+    )
 
 
 # ============================================================================ K14 §6.3 RJMCMC
@@ -668,34 +945,91 @@ def rj_run_cell(params: dict, seed, ctx) -> list[dict]:
 
 
 def rj_summarize(df: pd.DataFrame, s: dict, out) -> None:
-    out.table("approx_rjmcmc", df.reindex(columns=["cell", "status", "message"]),
-              caption="K14 §6.3 (RJMCMC on MiniBooNE): status only.")
+    out.table(
+        "approx_rjmcmc",
+        df.reindex(columns=["cell", "status", "message"]),
+        caption="K14 §6.3 (RJMCMC on MiniBooNE): status only.",
+    )
 
 
 EXPERIMENTS = [
-    Experiment("approx_gmm", "approx", "seed 004 §6.1, Table 1, Table 4, Fig. 2",
-               "Gaussian mixture: minibatch sizes and binned posterior fit", GMM_SETTINGS,
-               gmm_cells, gmm_run_cell, gmm_summarize,
-               notes="smoke: N=2e4, K=200, 300 samples, 1 trial"),
-    Experiment("approx_mnist", "approx", "seed 004 §6.2, Table 2, Figs 3-5",
-               "logistic regression MNIST 1v7: accuracy vs data, minibatch sizes", MNIST_SETTINGS,
-               mnist_cells, mnist_run_cell, mnist_summarize,
-               notes="smoke: MNIST-13k, 60 samples, 2 methods", datasets=("mnist_1v7",
-                                                                          "mnist_1v7_100k")),
-    Experiment("approx_table3", "approx", "seed 004 App. C.1 Table 3",
-               "L_inf error of the correction distribution", TABLE3_SETTINGS, t3_cells,
-               t3_run_cell, t3_summarize, notes="smoke: n=300 grid only"),
-    Experiment("approx_mnist79", "approx", "seed 002 §6.1", "risk of predictive mean vs time",
-               MNIST79_SETTINGS, m79_cells, m79_run_cell, m79_summarize,
-               notes="truth = long exact RWM (K14: HMC); smoke: 2 s budget",
-               datasets=("mnist_7v9",)),
-    Experiment("approx_design", "approx", "seed 002 §5.2, §6.5, App. D",
-               "average- vs worst-case sequential designs", DESIGN_SETTINGS, design_cells,
-               design_run_cell, design_summarize, notes="GMM posterior replaces ICA (assumption)"),
-    Experiment("approx_mrf", "approx", "seed 002 App. F", "dense MRF: Gibbs vs austere Gibbs",
-               MRF_SETTINGS, mrf_cells, mrf_run_cell, mrf_summarize,
-               notes="smoke: D=12, sd 0.5, 1 s"),
-    Experiment("approx_rjmcmc", "approx", "seed 002 §6.3", "RJMCMC on MiniBooNE (data unavailable)",
-               {"paper": {}, "smoke": {}}, lambda s: [{"cell": "rjmcmc"}], rj_run_cell,
-               rj_summarize, datasets=("miniboone",)),
+    Experiment(
+        "approx_gmm",
+        "approx",
+        "seed 004 §6.1, Table 1, Table 4, Fig. 2",
+        "Gaussian mixture: minibatch sizes and binned posterior fit",
+        GMM_SETTINGS,
+        gmm_cells,
+        gmm_run_cell,
+        gmm_summarize,
+        notes="smoke: N=2e4, K=200, 300 samples, 1 trial",
+    ),
+    Experiment(
+        "approx_mnist",
+        "approx",
+        "seed 004 §6.2, Table 2, Figs 3-5",
+        "logistic regression MNIST 1v7: accuracy vs data, minibatch sizes",
+        MNIST_SETTINGS,
+        mnist_cells,
+        mnist_run_cell,
+        mnist_summarize,
+        notes="smoke: MNIST-13k, 60 samples, 2 methods",
+        datasets=("mnist_1v7", "mnist_1v7_100k"),
+    ),
+    Experiment(
+        "approx_table3",
+        "approx",
+        "seed 004 App. C.1 Table 3",
+        "L_inf error of the correction distribution",
+        TABLE3_SETTINGS,
+        t3_cells,
+        t3_run_cell,
+        t3_summarize,
+        notes="smoke: n=300 grid only",
+    ),
+    Experiment(
+        "approx_mnist79",
+        "approx",
+        "seed 002 §6.1",
+        "risk of predictive mean vs time",
+        MNIST79_SETTINGS,
+        m79_cells,
+        m79_run_cell,
+        m79_summarize,
+        notes="truth = long exact RWM (K14: HMC); smoke: 2 s budget",
+        datasets=("mnist_7v9",),
+    ),
+    Experiment(
+        "approx_design",
+        "approx",
+        "seed 002 §5.2, §6.5, App. D",
+        "average- vs worst-case sequential designs",
+        DESIGN_SETTINGS,
+        design_cells,
+        design_run_cell,
+        design_summarize,
+        notes="GMM posterior replaces ICA (assumption)",
+    ),
+    Experiment(
+        "approx_mrf",
+        "approx",
+        "seed 002 App. F",
+        "dense MRF: Gibbs vs austere Gibbs",
+        MRF_SETTINGS,
+        mrf_cells,
+        mrf_run_cell,
+        mrf_summarize,
+        notes="smoke: D=12, sd 0.5, 1 s",
+    ),
+    Experiment(
+        "approx_rjmcmc",
+        "approx",
+        "seed 002 §6.3",
+        "RJMCMC on MiniBooNE (data unavailable)",
+        {"paper": {}, "smoke": {}},
+        lambda s: [{"cell": "rjmcmc"}],
+        rj_run_cell,
+        rj_summarize,
+        datasets=("miniboone",),
+    ),
 ]
