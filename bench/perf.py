@@ -438,6 +438,7 @@ def run_perf(
     startup_methods: list[str] | None = None,
     log=print,
     methods: list[str] | None = None,
+    max_n: int | None = None,
 ) -> pd.DataFrame:
     """Measure everything and write the CSV/MD table and the figures; returns the table.
     ``methods`` restricts the minibatch methods (their twins come along); ``startup_methods`` the
@@ -452,6 +453,10 @@ def run_perf(
     if unknown:
         raise ValueError(f"unknown methods {unknown}; known: {', '.join(sorted(METHODS))}")
     Ns = [1_000, 10_000, 100_000] if quick else [1_000, 10_000, 100_000, 1_000_000]
+    if max_n is not None:
+        if max_n < 1_000:
+            raise ValueError(f"--max-n must be >= 1000, got {max_n}")
+        Ns = [n for n in (1_000, 10_000, 100_000, 1_000_000) if n <= max_n]
     budget, rounds = (0.05, 2) if quick else (0.2, 3)
     rows = scaling_rows(Ns, budget, rounds, log, methods)
     rows += paper_rows(
@@ -487,6 +492,7 @@ def _cmd_perf(args: argparse.Namespace) -> int:
         startup_methods=split(args.startup),
         log=lambda s: print(s, file=sys.stderr, flush=True),
         methods=split(args.methods),
+        max_n=args.max_n,
     )
     print(args.out)
     return 0
@@ -508,4 +514,5 @@ def register(subparsers) -> None:
         default=None,
         help="comma-separated minibatch methods to measure (default: every one with a twin)",
     )
+    p.add_argument("--max-n", type=int, default=None, help="largest N of the sweep (overrides --quick)")
     p.set_defaults(func=_cmd_perf)
