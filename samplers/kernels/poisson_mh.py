@@ -10,7 +10,9 @@ Kept draws form a multiset (duplicates = multiplicity s_i), so no length-N count
 O(B) work, no allocation in steady state.
 
 Cost bookkeeping: ``n_evals`` = B (the candidates, the paper's "batch size"); the per-datum evaluation
-count (B at theta + the kept draws at theta') is the first extra trace (``datum_evals``).
+count is the first extra trace (``datum_evals``): 2B, since each candidate row is read once and phi is
+evaluated at theta and theta' back to back (:func:`poisson_counts_ratio`; theta' is proposed first, as
+in Alg. 5, so the fused pass is possible).
 
 The bounds are checked on every evaluated factor: phi outside ``[0, M_i]`` (beyond a 1e-9 relative
 tolerance) sets ``err = [1, i]`` and stops the chain; the Python wrapper raises ValueError.
@@ -96,6 +98,32 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 
 
 @njit(cache=True)
+def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alias, Lam: float, rng, buf, err):
+    """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
+    at theta (thinning) and theta' (ratio term if kept) back to back (one random memory access per
+    candidate instead of two). Returns ``(log_ratio, B, nk, buf)``."""
+    B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    s = 0.0
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        ph = phi_i(t, i, theta)
+        php = phi_i(t, i, theta_p)
+        Mi = t.M[i]
+        if not (bound_ok(ph, Mi) and bound_ok(php, Mi)):
+            err[0] = ERR_PHI_BOUND
+            err[1] = i
+            return np.nan, B, nk, buf
+        ph = min(max(ph, 0.0), Mi)
+        php = min(max(php, 0.0), Mi)
+        a = a_scale * Mi
+        if keep(rng, a, ph, Mi):
+            s += np.log((a + php) / (a + ph))
+            nk += 1
+    return s, B, nk, buf
+
+
+@njit(cache=True)
 def poisson_mh_init(t: TallData, theta0: np.ndarray, Lam: float):
     """State: ``(theta, lp, err, buf, kept_i, kept_r)`` with ``lp[0] = log prior(theta)``."""
     theta = theta0.copy()
@@ -135,21 +163,15 @@ def poisson_mh_step(
     lp_p = log_prior(t, theta_p)
     if lp_p == -np.inf:
         return False, 0, 0, -np.inf, buf, kept_i, kept_r
-    a_scale = lam / L
-    B, nk, buf, kept_i, kept_r = poisson_counts(
-        t, theta, a_scale, prob, alias, lam + L, rng, buf, kept_i, kept_r, err
-    )
+    s, B, nk, buf = poisson_counts_ratio(t, theta, theta_p, lam / L, prob, alias, lam + L, rng, buf, err)
     if err[0] != 0:
-        return False, B, B, np.nan, buf, kept_i, kept_r
-    log_r = poisson_ratio_at(t, theta_p, a_scale, kept_i, kept_r, nk, err)
-    if err[0] != 0:
-        return False, B, B + nk, np.nan, buf, kept_i, kept_r
-    log_r += lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g0, g0, sigma, h, K)
+        return False, B, 2 * B, np.nan, buf, kept_i, kept_r
+    log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g0, g0, sigma, h, K)
     if np.log(rng.random()) < log_r:
         theta[:] = theta_p
         lp[0] = lp_p
-        return True, B, B + nk, log_r, buf, kept_i, kept_r
-    return False, B, B + nk, log_r, buf, kept_i, kept_r
+        return True, B, 2 * B, log_r, buf, kept_i, kept_r
+    return False, B, 2 * B, log_r, buf, kept_i, kept_r
 
 
 @njit(cache=True)
