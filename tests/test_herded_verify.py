@@ -104,3 +104,19 @@ def test_alg1_transcription_is_literal():
         want.append(x)
     assert states[:, 0].tolist() == want
     assert W[(0, ())][0] == w
+
+
+@pytest.mark.parametrize("eps,lam,tstar", [(0.1, 619, 145), (0.01, 8.2e5, 1.2e4), (0.001, 8.4e8, 1.1e6)])
+def test_theorem3_constants_match_closed_form(eps, lam, tstar):
+    """Notes §3: eta = 1 - 16 eps/3, pi_min = 4 eps/3 (eps < 3/16), l = pi_min^2, B of eq. (15)."""
+    from samplers.targets.herded_models import two_variable
+    from verify.herded_theory import theorem3_constants
+
+    c = theorem3_constants(two_variable(eps))
+    pm = 4 * eps / 3
+    assert c["eta"] == pytest.approx(1 - 16 * eps / 3, abs=1e-12)
+    assert c["pi_min"] == pytest.approx(pm, rel=1e-12)
+    assert c["l"] == pytest.approx(pm**2, rel=1e-12)
+    assert c["B"] == pytest.approx(pm**2 + (1 - (2 * pm) ** 2) / (1 - 2 * pm), rel=1e-12)
+    assert c["lambda"] == pytest.approx(lam, rel=0.02)
+    assert c["T_star"] == pytest.approx(tstar, rel=0.05)
