@@ -435,9 +435,9 @@ def _ks_check(quick: bool) -> list[dict]:
             pb.reference, run_chains, n_chains, n_steps, 100 + k, alpha=1e-4 / len(cases), name=m
         )
         rows.append(res.row("exact_mh.ks_invariance", S001, m, pb.name))
-    # mutant: Poisson-MALA without the Hastings term, large step, 20 steps (must be caught)
+    # mutant: Poisson-MALA without the Hastings term, large step, 40 steps (must be caught)
     lam, L, prob, alias = XM.poisson_setup(t, 0.05)
-    mut_steps = 20
+    mut_steps = 40
 
     def run_mut(X0, rng):
         out = np.empty_like(X0)
