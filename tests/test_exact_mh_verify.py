@@ -12,10 +12,10 @@ BY_ID = {c.id: c for c in F.CHECKS}
 FAST = [
     "exact_mh.kvm.poisson_mh",
     "exact_mh.kvm.tuna_mh",
-    "exact_mh.kvm.exchange",
-    "exact_mh.db.poisson_barker",
 ]
 SLOW = [
+    "exact_mh.kvm.exchange",
+    "exact_mh.db.poisson_barker",
     "exact_mh.kvm.poisson_barker",
     "exact_mh.kvm.poisson_mala",
     "exact_mh.db.poisson_mala",
