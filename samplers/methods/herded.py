@@ -510,7 +510,10 @@ def build_chain_conll2002(
         raise ValueError(f"data has no train/test split for lang {lang!r}")
     train = list(tr)[:n_train]
     test = list(te)[:n_test]
-    chain, info = CC.train_chain_crf(train, test, epochs=epochs, seed=0)
+    dev = data.get("dev", data.get(f"{lang}.testa"))  # scale beta fitted here when present
+    chain, info = CC.train_chain_crf(
+        train, test, epochs=epochs, seed=0, dev_sents=None if dev is None else list(dev)
+    )
     return _chain_problem("hg_chain_conll2002", chain, {**info, "lang": lang})
 
 
