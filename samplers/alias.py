@@ -62,9 +62,15 @@ def build_alias(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @njit(cache=True)
 def alias_draw(prob: np.ndarray, alias: np.ndarray, rng) -> int:
-    """One categorical draw from an alias table (O(1))."""
-    j = rng.integers(0, prob.shape[0])
-    if rng.random() < prob[j]:
+    """One categorical draw from an alias table (O(1)) using ONE uniform: ``v = u n``, slot
+    ``j = floor(v)``, coin ``v - j`` (uniform on [0, 1) and independent of j; for n <= 1e7 the coin
+    keeps >= 29 bits). About 4x cheaper in Numba than ``rng.integers`` + ``rng.random``."""
+    n = prob.shape[0]
+    v = rng.random() * n
+    j = int(v)
+    if j >= n:
+        j = n - 1
+    if v - j < prob[j]:
         return j
     return alias[j]
 

@@ -50,22 +50,3 @@ def alias_for(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("minibatch weights must be a non-empty, finite, non-negative vector "
                          "with a positive sum")
     return build_alias(w)
-
-
-@njit(cache=True)
-def draw_candidates_1u(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: np.ndarray):
-    """As :func:`draw_candidates` but each alias draw uses ONE uniform: ``v = u n``, slot
-    ``j = floor(v)``, coin ``v - j`` (uniform on [0, 1) and independent of j; with n <= 1e7 the coin
-    keeps >= 29 bits). About 4x cheaper than ``rng.integers`` + ``rng.random`` in Numba; used by the
-    exact-minibatch-MH kernels (added by the exact_mh family)."""
-    B = rng.poisson(Lam)
-    if B > buf.shape[0]:
-        buf = np.empty(2 * B, dtype=np.int64)
-    n = prob.shape[0]
-    for b in range(B):
-        v = rng.random() * n
-        j = int(v)
-        if j >= n:
-            j = n - 1
-        buf[b] = j if v - j < prob[j] else alias[j]
-    return B, buf

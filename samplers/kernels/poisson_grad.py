@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow
-from samplers.poisson_minibatch import draw_candidates_1u as draw_candidates
+from samplers.poisson_minibatch import draw_candidates
 from samplers.poisson_minibatch import keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import TallData, log_prior, log_prior_grad, loglik_grad_i
