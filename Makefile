@@ -26,7 +26,9 @@ paper: env
 
 test: env
 	$(BIN)/python -m pytest -q
-	$(BIN)/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-only -p no:xdist
+	mkdir -p results
+	$(BIN)/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-only -p no:xdist \
+		--benchmark-timer=time.process_time --benchmark-json results/benchmarks.json
 
 lint: env
 	$(BIN)/ruff check samplers verify bench tests
