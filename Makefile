@@ -25,7 +25,7 @@ paper: env
 	$(BIN)/snakemake -j8
 
 test: env
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --ignore=tests/benchmarks
 	mkdir -p results
 	$(BIN)/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-only -p no:xdist \
 		--benchmark-timer=time.process_time --benchmark-json results/benchmarks.json
