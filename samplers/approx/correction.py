@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from scipy import linalg, special
 
 
 class Correction(NamedTuple):
@@ -106,6 +105,8 @@ def solve_correction(
         raise ValueError(f"lambda must be > 0, got {lam!r}")
     if not 0.0 < sigma < math.pi / math.sqrt(3.0):
         raise ValueError(f"sigma must be in (0, pi/sqrt(3) ~ 1.814), got {sigma!r}")
+    from scipy import linalg, special  # lazy: keeps `import samplers.registry` fast
+
     h = V / n
     t = np.arange(-3 * n, 3 * n + 1)
     f = special.ndtr(t * h / sigma)

@@ -22,7 +22,6 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy import stats
 
 DEFAULT_EPS_GRID = (0.001, 0.005, 0.01, 0.05, 0.1, 0.2)  # S17 App. C.2.1
 DEFAULT_M_GRID = (50, 100, 150, 200, 250, 300, 350, 400, 450, 500)
@@ -121,6 +120,8 @@ def boundaries(
     Wang-Tsiatis G_j = G_0 pi_j^(0.5 - alpha) with G_0 = Phi^{-1}(1 - eps) unless given."""
     if not (0.0 < eps < 0.5):
         raise ValueError(f"eps must be in (0, 0.5), got {eps!r}")
+    from scipy import stats  # lazy: keeps `import samplers.registry` fast (warm start)
+
     G = float(stats.norm.ppf(1.0 - eps)) if G0 is None else float(G0)
     if boundary == "pocock":
         return np.full(pis.shape[0], G)

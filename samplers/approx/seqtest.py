@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy import stats
 
 from samplers.targets.tall import TallData, loglik_i
 
@@ -50,6 +49,8 @@ def tcrit_table(N: int, eps: float, boundary: str = "pocock", alpha: float = 0.5
     tc = np.full(N + 1, np.inf)
     n = np.arange(2, N + 1)
     if n.size:
+        from scipy import stats  # lazy: keeps `import samplers.registry` fast (warm start)
+
         df = n - 1
         vals = np.full(n.size, stats.norm.ppf(1.0 - eps))
         ex = df <= T_EXACT_MAX
