@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow
-from samplers.poisson_minibatch import draw_candidates
-from samplers.poisson_minibatch import keep
+from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import TallData, log_prior, log_prior_grad, loglik_grad_i
 
@@ -85,15 +84,8 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
     return s
 
 
-@njit(cache=True)
-def poisson_grad_init(t: TallData, theta0: np.ndarray, Lam: float):
-    """State: ``(theta, lp, err, buf, kept_i, kept_r)`` with ``lp[0] = log prior(theta)``."""
-    theta = theta0.copy()
-    lp = np.empty(1)
-    lp[0] = log_prior(t, theta)
-    err = np.zeros(2, dtype=np.int64)
-    n0 = int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64.0)
-    return theta, lp, err, np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0)
+# Same explicit state as PoissonMH: ``(theta, lp, err, buf, kept_i, kept_r)``.
+poisson_grad_init = poisson_mh_init
 
 
 @njit(cache=True)

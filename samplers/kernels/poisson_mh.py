@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.poisson_minibatch import draw_candidates
-from samplers.poisson_minibatch import keep
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import TallData, log_prior, phi_i
 

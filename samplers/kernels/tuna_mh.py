@@ -21,8 +21,7 @@ import numpy as np
 from numba import njit
 
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
-from samplers.poisson_minibatch import draw_candidates
-from samplers.poisson_minibatch import keep
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import TallData, log_prior, loglik_i
 
