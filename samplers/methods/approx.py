@@ -10,6 +10,7 @@ dense triple MRF of K14 App. F.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -543,6 +544,66 @@ def build_logistic_tempered(seed, data: dict, prior_prec: float, temperature: fl
     return pr
 
 
+def make_linreg_l1_data(
+    rng: np.random.Generator, N: int, slope: float = 0.5, noise_var: float = 1.0 / 3.0, x_law: str = "uniform"
+) -> tuple[np.ndarray, np.ndarray]:
+    """K14 §6.4 data: y_i = slope x_i + N(0, noise_var). The law of x is not stated in K14; ASSUMPTION:
+    ``x_law = "uniform"`` x ~ U(-1, 1) (E x^2 = 1/3, which makes lambda0 = 4950 just below
+    lambda sum x y ~ 5000, i.e. "the prior is not washed out"); ``"normal"`` x ~ N(0, 1)."""
+    if x_law == "uniform":
+        x = rng.uniform(-1.0, 1.0, N)
+    elif x_law == "normal":
+        x = rng.standard_normal(N)
+    else:
+        raise ValueError(f"x_law must be 'uniform' or 'normal', got {x_law!r}")
+    return x, slope * x + math.sqrt(noise_var) * rng.standard_normal(N)
+
+
+def linreg_l1_grid(x: np.ndarray, y: np.ndarray, lam: float, n_grid: int = 20001, width: float = 25.0):
+    """Quadrature grid for the 1-d posterior: [min(0, ols) - width sd, max(0, ols) + width sd] with
+    sd = (lam sum x^2)^{-1/2} (covers the mode, the kink at 0 and the tails)."""
+    sxx = float(x @ x)
+    sd = 1.0 / math.sqrt(lam * sxx)
+    ols = float(x @ y) / sxx
+    return np.linspace(min(0.0, ols) - width * sd, max(0.0, ols) + width * sd, int(n_grid))
+
+
+def build_linreg_l1(
+    seed, N: int, slope: float, lam: float, lam0: float, x_law: str = "uniform", n_grid: int = 20001
+) -> Problem:
+    """K14 §6.4 L1-regularised 1-d linear regression: p(y|x, theta) ~ exp(-lam (y - theta x)^2 / 2),
+    prior ~ exp(-lam0 |theta|), data y = slope x + N(0, 1/lam). The exact posterior is tabulated on a
+    fine grid (meta ``grid``, ``density``, ``cdf``); the reference sampler inverts the grid CDF."""
+    check_positive("N", N, integer=True)
+    check_positive("lam", lam)
+    if not (np.isfinite(lam0) and lam0 >= 0):
+        raise ValueError(f"lam0 must be finite and >= 0, got {lam0!r}")
+    x, y = make_linreg_l1_data(np.random.default_rng(seed), int(N), float(slope), 1.0 / lam, x_law)
+    model = tall.linear_regression_l1(x, y, 1.0 / lam, float(lam0))
+    grid = linreg_l1_grid(x, y, lam, n_grid)
+    dens = tall.linreg_l1_posterior_1d(x, y, 1.0 / lam, float(lam0), grid)
+    cdf = np.concatenate([[0.0], np.cumsum(0.5 * (dens[1:] + dens[:-1]) * np.diff(grid))])
+    cdf /= cdf[-1]
+    mean = float(np.trapezoid(grid * dens, grid))
+
+    def ref(rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.interp(rng.random(n), cdf, grid)[:, None]
+
+    meta: dict[str, Any] = {
+        "grid": grid,
+        "density": dens,
+        "cdf": cdf,
+        "post_mean": mean,
+        "post_mode": float(grid[np.argmax(dens)]),
+        "N": int(N),
+        "lam": lam,
+        "lam0": lam0,
+    }
+    return Problem(
+        "linreg_l1_1d", "continuous", model, 1, lambda rng: np.array([mean]), reference=ref, meta=meta
+    )
+
+
 def build_dense_mrf(seed, D: int, sd: float) -> Problem:
     """K14 App. F dense binary MRF (exact joint only for D <= 20)."""
     fg = dense_triple_mrf(D, sd, np.random.default_rng(seed))
@@ -593,6 +654,15 @@ TARGETS = [
         "seed 002 §6.1",
         "logistic regression MNIST 7v9, 50 PCA, Gaussian prior precision 10",
         data="mnist_7v9",
+    ),
+    TargetSpec(
+        "linreg_l1_1d",
+        "continuous",
+        build_linreg_l1,
+        {"N": 10_000, "slope": 0.5, "lam": 3.0, "lam0": 4950.0, "x_law": "uniform", "n_grid": 20001},
+        "seed 002 §6.4",
+        "L1-regularised 1-d linear regression (Laplace prior), exact posterior by quadrature",
+        smoke={"N": 2000, "lam0": 990.0, "n_grid": 4001},
     ),
     TargetSpec(
         "dense_mrf",

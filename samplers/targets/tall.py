@@ -8,6 +8,8 @@ A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` s
 * ``MIXTURE``  two-component Gaussian mixture with tied means (Welling & Teh 2011; seed 004 §6.1;
   seed 000 App. D.2), y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2), tempered by ``beta`` (= 1/K)
 * ``GAUSS``    Gaussian location model y_i ~ N(theta, I/beta...) used by tests (closed-form posterior)
+* ``LINREG``   Gaussian linear regression ll_i = -beta (y_i - x_i^T theta)^2 / (2 noise_var) (noise_var in
+  ``nu``); with the Laplace (L1) prior ``prior_l1`` it is the L1-regularised regression of seed 002 §6.4
 
 Conventions (seed 001 App. A): log pi(theta) = log prior(theta) + sum_i ll_i(theta) where ``ll_i`` is the
 (tempered) log-likelihood of datum i. PoissonMH bounds: phi_i = ll_i + shift_i in [0, M_i] on the
@@ -24,9 +26,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-TG, RLR, LOGISTIC, MIXTURE, GAUSS = 0, 1, 2, 3, 4
+TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG = 0, 1, 2, 3, 4, 5
 KIND_NAMES = {TG: "truncated_gaussian", RLR: "robust_regression", LOGISTIC: "logistic",
-              MIXTURE: "gaussian_mixture", GAUSS: "gaussian_location"}
+              MIXTURE: "gaussian_mixture", GAUSS: "gaussian_location", LINREG: "linear_regression"}
 
 SUPPORT_ALL, SUPPORT_BOX, SUPPORT_BALL = 0, 1, 2
 
@@ -49,6 +51,7 @@ class TallData(NamedTuple):
     shift: np.ndarray  # (N,) phi_i = ll_i + shift_i >= 0 on the support
     M: np.ndarray  # (N,) phi_i <= M_i on the support
     c: np.ndarray  # (N,) TunaMH constants, M(t, t') = ||t' - t||_2
+    prior_l1: float = 0.0  # Laplace prior: log prior += -prior_l1 * sum_j |theta_j - prior_mean_j|
 
 
 # ----------------------------------------------------------------------------- per-datum terms
@@ -83,6 +86,11 @@ def loglik_i(t: TallData, i: int, theta: np.ndarray) -> float:
         if t.y[i] > 0.5:
             return -t.beta * _log1pexp(-z)
         return -t.beta * _log1pexp(z)
+    elif k == LINREG:
+        r = t.y[i]
+        for j in range(d):
+            r -= theta[j] * t.X[i, j]
+        return -0.5 * t.beta * r * r / t.nu
     else:  # MIXTURE
         yi = t.X[i, 0]
         s2 = t.nu
@@ -128,6 +136,14 @@ def loglik_grad_i(t: TallData, i: int, theta: np.ndarray, scale: float, out: np.
         if t.y[i] > 0.5:
             return -t.beta * _log1pexp(-z)
         return -t.beta * _log1pexp(z)
+    elif k == LINREG:
+        r = t.y[i]
+        for j in range(d):
+            r -= theta[j] * t.X[i, j]
+        g = t.beta * r / t.nu
+        for j in range(d):
+            out[j] += scale * g * t.X[i, j]
+        return -0.5 * t.beta * r * r / t.nu
     else:  # MIXTURE
         yi = t.X[i, 0]
         s2 = t.nu
@@ -174,21 +190,35 @@ def in_support(t: TallData, theta: np.ndarray) -> bool:
 
 @njit(cache=True)
 def log_prior(t: TallData, theta: np.ndarray) -> float:
-    """Log prior density (unnormalised) on the support; -inf outside."""
+    """Log prior density (unnormalised) on the support; -inf outside. Gaussian part
+    ``-1/2 sum_j prec_j (theta_j - mean_j)^2`` plus, if ``prior_l1 != 0``, the Laplace part
+    ``-prior_l1 sum_j |theta_j - mean_j|`` (seed 002 §6.4)."""
     if not in_support(t, theta):
         return -np.inf
     s = 0.0
     for j in range(theta.shape[0]):
         r = theta[j] - t.prior_mean[j]
         s += t.prior_prec[j] * r * r
+    if t.prior_l1 != 0.0:
+        a = 0.0
+        for j in range(theta.shape[0]):
+            a += abs(theta[j] - t.prior_mean[j])
+        return -0.5 * s - t.prior_l1 * a
     return -0.5 * s
 
 
 @njit(cache=True)
 def log_prior_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> None:
-    """Add grad log prior into ``out``."""
+    """Add grad log prior into ``out`` (Laplace part: subgradient ``-prior_l1 sign(r)``, 0 at the kink)."""
     for j in range(theta.shape[0]):
         out[j] -= t.prior_prec[j] * (theta[j] - t.prior_mean[j])
+    if t.prior_l1 != 0.0:
+        for j in range(theta.shape[0]):
+            r = theta[j] - t.prior_mean[j]
+            if r > 0.0:
+                out[j] -= t.prior_l1
+            elif r < 0.0:
+                out[j] += t.prior_l1
 
 
 @njit(cache=True)
@@ -258,6 +288,22 @@ def _sum_logistic(X, y, theta, beta, out, want_grad):
 
 
 @njit(cache=True)
+def _sum_linreg(X, y, theta, beta, noise_var, out, want_grad):
+    s = 0.0
+    d = X.shape[1]
+    c = beta / noise_var
+    for i in range(X.shape[0]):
+        r = y[i]
+        for j in range(d):
+            r -= theta[j] * X[i, j]
+        s += r * r
+        if want_grad:
+            for j in range(d):
+                out[j] += c * r * X[i, j]
+    return -0.5 * c * s
+
+
+@njit(cache=True)
 def loglik_sum(t: TallData, theta: np.ndarray) -> float:
     """Full-data log-likelihood (N evaluations). The quadratic kinds use a specialised loop (same
     arithmetic as :func:`loglik_i`, summed in the same order) so full-batch baselines run at memory speed."""
@@ -267,6 +313,8 @@ def loglik_sum(t: TallData, theta: np.ndarray) -> float:
         return _sum_rlr(t.X, t.y, theta, t.beta, t.nu, theta, False)
     if t.kind == LOGISTIC:
         return _sum_logistic(t.X, t.y, theta, t.beta, theta, False)
+    if t.kind == LINREG:
+        return _sum_linreg(t.X, t.y, theta, t.beta, t.nu, theta, False)
     s = 0.0
     for i in range(t.X.shape[0]):
         s += loglik_i(t, i, theta)
@@ -296,6 +344,8 @@ def log_post_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> float:
         return lp + _sum_rlr(t.X, t.y, theta, t.beta, t.nu, out, True)
     if t.kind == LOGISTIC:
         return lp + _sum_logistic(t.X, t.y, theta, t.beta, out, True)
+    if t.kind == LINREG:
+        return lp + _sum_linreg(t.X, t.y, theta, t.beta, t.nu, out, True)
     s = lp
     for i in range(t.X.shape[0]):
         s += loglik_grad_i(t, i, theta, 1.0, out)
@@ -318,7 +368,7 @@ def _check_finite(name: str, a: np.ndarray) -> None:
         raise ValueError(f"{name} contains NaN or inf")
 
 
-def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, shift, M, c):
+def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, shift, M, c, prior_l1=0.0):
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     for name, a in (("X", X), ("y", y), ("shift", shift), ("M", M), ("c", c)):
@@ -331,6 +381,7 @@ def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, s
         np.ascontiguousarray(prior_prec, dtype=np.float64), int(support), float(lo), float(hi),
         float(R), np.ascontiguousarray(shift, dtype=np.float64),
         np.ascontiguousarray(M, dtype=np.float64), np.ascontiguousarray(c, dtype=np.float64),
+        float(prior_l1),
     )
 
 
@@ -503,3 +554,48 @@ def gaussian_location(
         c = beta * prec.max() * np.sqrt(sq)
     return _make(GAUSS, Y, np.zeros(Y.shape[0]), prec, beta, 0.0, np.zeros(d), np.zeros(d), support,
                  lo, hi, 0.0, M.copy(), M, c)
+
+
+def linear_regression_l1(
+    X: np.ndarray, y: np.ndarray, noise_var: float, prior_l1: float, beta: float = 1.0
+) -> TallData:
+    """L1-regularised (Bayesian lasso) linear regression (seed 002 §6.4).
+
+    ``ll_i = -beta (y_i - x_i^T theta)^2 / (2 noise_var)`` (kind ``LINREG``, ``noise_var`` stored in
+    ``nu``), Laplace prior ``log p(theta) = -prior_l1 sum_j |theta_j|`` (``prior_l1 = 0``: flat prior),
+    support R^d. The residual is unbounded on R^d, so no PoissonMH bounds or TunaMH Lipschitz
+    constants exist: ``shift = M = c = 0`` and PoissonMH / TunaMH refuse this target (their setups
+    require ``sum M_i > 0`` / ``sum c_i > 0``).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError("X must be (N, d) (or (N,)) and y (N,)")
+    if not (np.isfinite(noise_var) and noise_var > 0) or not (np.isfinite(beta) and beta > 0):
+        raise ValueError("noise_var and beta must be positive and finite")
+    if not (np.isfinite(prior_l1) and prior_l1 >= 0):
+        raise ValueError("prior_l1 must be finite and >= 0")
+    d = X.shape[1]
+    z = np.zeros(X.shape[0])
+    return _make(LINREG, X, y, np.ones(d), beta, noise_var, np.zeros(d), np.zeros(d), SUPPORT_ALL,
+                 0.0, 0.0, 0.0, z, z.copy(), z.copy(), prior_l1)
+
+
+def linreg_l1_posterior_1d(
+    x: np.ndarray, y: np.ndarray, noise_var: float, prior_l1: float, grid: np.ndarray,
+    beta: float = 1.0,
+) -> np.ndarray:
+    """Exact 1-d posterior density of :func:`linear_regression_l1` on ``grid`` (normalised by the
+    trapezoid rule on the grid), from the sufficient statistics sum x^2, sum x y (seed 002 Fig. 5a)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    grid = np.asarray(grid, dtype=np.float64)
+    if x.shape != y.shape or grid.ndim != 1 or grid.size < 3 or np.any(np.diff(grid) <= 0):
+        raise ValueError("x, y must have equal length and grid be increasing with >= 3 points")
+    sxx, sxy = float(x @ x), float(x @ y)
+    c = beta / noise_var
+    lp = -0.5 * c * (sxx * grid**2 - 2.0 * sxy * grid) - prior_l1 * np.abs(grid)
+    p = np.exp(lp - lp.max())
+    return p / np.trapezoid(p, grid)
