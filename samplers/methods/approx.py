@@ -604,6 +604,49 @@ def build_linreg_l1(
     )
 
 
+def amari_distance(W: np.ndarray, A: np.ndarray) -> float:
+    """Normalised Amari distance of P = W A from a scaled permutation (0 iff W unmixes A), in [0, 1]."""
+    P = np.abs(np.asarray(W, dtype=float) @ np.asarray(A, dtype=float))
+    D = P.shape[0]
+    if D < 2:
+        return 0.0
+    r = (P.sum(axis=1) / P.max(axis=1) - 1.0).sum()
+    c = (P.sum(axis=0) / P.max(axis=0) - 1.0).sum()
+    return float((r + c) / (2.0 * D * (D - 1)))
+
+
+def make_ica_data(rng: np.random.Generator, N: int, D: int) -> tuple[np.ndarray, np.ndarray]:
+    """K14 §6.2 synthetic ICA data. ASSUMPTIONS (K14: "1.95M mixtures of 4 sources", nothing more):
+    sources iid standard logistic (the model's own density 1/(4 cosh^2(s/2))), mixing A with iid
+    N(0, 1) entries, mixtures centred and whitened with the sample covariance (x_w = V x, V = C^{-1/2}).
+    Returns (X_white, A_eff = V A); the true unmixing of X_white is A_eff^{-1} (up to scale/permutation)."""
+    S = rng.logistic(0.0, 1.0, size=(N, D))
+    A = rng.standard_normal((D, D))
+    Xr = S @ A.T
+    Xr -= Xr.mean(axis=0)
+    C = Xr.T @ Xr / N
+    ev, U = np.linalg.eigh(C)
+    V = U @ np.diag(ev**-0.5) @ U.T
+    return Xr @ V.T, V @ A
+
+
+def build_ica(seed, N: int, D: int) -> Problem:
+    """K14 §6.2 ICA posterior (see :func:`samplers.targets.tall.ica` for the Stiefel-manifold
+    assumption). Init: the true unmixing matrix A_eff^{-1} (assumption; K14 states no init)."""
+    check_positive("N", N, integer=True)
+    check_positive("D", D, integer=True)
+    X, A_eff = make_ica_data(np.random.default_rng(seed), int(N), int(D))
+    W0 = np.linalg.inv(A_eff)
+    return Problem(
+        f"ica_{D}",
+        "continuous",
+        tall.ica(X),
+        int(D) * int(D),
+        lambda rng: W0.reshape(-1).copy(),
+        meta={"A_eff": A_eff, "W_true": W0, "N": int(N), "D": int(D)},
+    )
+
+
 def build_dense_mrf(seed, D: int, sd: float) -> Problem:
     """K14 App. F dense binary MRF (exact joint only for D <= 20)."""
     fg = dense_triple_mrf(D, sd, np.random.default_rng(seed))
@@ -663,6 +706,15 @@ TARGETS = [
         "seed 002 §6.4",
         "L1-regularised 1-d linear regression (Laplace prior), exact posterior by quadrature",
         smoke={"N": 2000, "lam0": 990.0, "n_grid": 4001},
+    ),
+    TargetSpec(
+        "ica",
+        "continuous",
+        build_ica,
+        {"N": 1_950_000, "D": 4},
+        "seed 002 §6.2",
+        "square ICA with logistic sources (1/(4 cosh^2)), flat prior, whitened synthetic mixtures",
+        smoke={"N": 20_000},
     ),
     TargetSpec(
         "dense_mrf",

@@ -10,6 +10,10 @@ A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` s
 * ``GAUSS``    Gaussian location model y_i ~ N(theta, I/beta...) used by tests (closed-form posterior)
 * ``LINREG``   Gaussian linear regression ll_i = -beta (y_i - x_i^T theta)^2 / (2 noise_var) (noise_var in
   ``nu``); with the Laplace (L1) prior ``prior_l1`` it is the L1-regularised regression of seed 002 §6.4
+* ``ICA``      square ICA (seed 002 §6.2): theta = vec(W) row-major (d = D^2, X = (N, D) whitened mixtures),
+  ll_i = beta sum_j log p(w_j^T x_i), p(y) = 1 / (4 cosh^2(y / 2)) (logistic density). The global term
+  beta N log|det W| of p(x|W) is NOT per-datum: it is part of :func:`log_prior` (evaluated exactly in
+  every MH ratio, as all priors are), with its gradient beta N W^{-T} in :func:`log_prior_grad`.
 
 Conventions (seed 001 App. A): log pi(theta) = log prior(theta) + sum_i ll_i(theta) where ``ll_i`` is the
 (tempered) log-likelihood of datum i. PoissonMH bounds: phi_i = ll_i + shift_i in [0, M_i] on the
@@ -26,9 +30,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG = 0, 1, 2, 3, 4, 5
+TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG, ICA = 0, 1, 2, 3, 4, 5, 6
 KIND_NAMES = {TG: "truncated_gaussian", RLR: "robust_regression", LOGISTIC: "logistic",
-              MIXTURE: "gaussian_mixture", GAUSS: "gaussian_location", LINREG: "linear_regression"}
+              MIXTURE: "gaussian_mixture", GAUSS: "gaussian_location", LINREG: "linear_regression",
+              ICA: "ica"}
 
 SUPPORT_ALL, SUPPORT_BOX, SUPPORT_BALL = 0, 1, 2
 
@@ -63,6 +68,13 @@ def _log1pexp(z: float) -> float:
 
 
 @njit(cache=True)
+def _log_logistic_density(y: float) -> float:
+    """log[1 / (4 cosh^2(y/2))] = -|y| - 2 log(1 + e^{-|y|}) (stable)."""
+    a = abs(y)
+    return -a - 2.0 * math.log1p(math.exp(-a))
+
+
+@njit(cache=True)
 def loglik_i(t: TallData, i: int, theta: np.ndarray) -> float:
     """Tempered log-likelihood of datum ``i`` (``ll_i``)."""
     k = t.kind
@@ -91,6 +103,15 @@ def loglik_i(t: TallData, i: int, theta: np.ndarray) -> float:
         for j in range(d):
             r -= theta[j] * t.X[i, j]
         return -0.5 * t.beta * r * r / t.nu
+    elif k == ICA:
+        D = t.X.shape[1]
+        s = 0.0
+        for j in range(D):
+            yj = 0.0
+            for q in range(D):
+                yj += theta[j * D + q] * t.X[i, q]
+            s += _log_logistic_density(yj)
+        return t.beta * s
     else:  # MIXTURE
         yi = t.X[i, 0]
         s2 = t.nu
@@ -144,6 +165,18 @@ def loglik_grad_i(t: TallData, i: int, theta: np.ndarray, scale: float, out: np.
         for j in range(d):
             out[j] += scale * g * t.X[i, j]
         return -0.5 * t.beta * r * r / t.nu
+    elif k == ICA:
+        D = t.X.shape[1]
+        s = 0.0
+        for j in range(D):
+            yj = 0.0
+            for q in range(D):
+                yj += theta[j * D + q] * t.X[i, q]
+            s += _log_logistic_density(yj)
+            gj = -scale * t.beta * math.tanh(0.5 * yj)
+            for q in range(D):
+                out[j * D + q] += gj * t.X[i, q]
+        return t.beta * s
     else:  # MIXTURE
         yi = t.X[i, 0]
         s2 = t.nu
@@ -203,8 +236,32 @@ def log_prior(t: TallData, theta: np.ndarray) -> float:
         a = 0.0
         for j in range(theta.shape[0]):
             a += abs(theta[j] - t.prior_mean[j])
-        return -0.5 * s - t.prior_l1 * a
+        s = s + 2.0 * t.prior_l1 * a
+    if t.kind == ICA:
+        return -0.5 * s + _ica_logdet_term(t, theta)
     return -0.5 * s
+
+
+@njit(cache=True)
+def _ica_matrix(t: TallData, theta: np.ndarray) -> np.ndarray:
+    """W (D x D, a fresh C-contiguous copy; works for any layout of theta)."""
+    D = t.X.shape[1]
+    W = np.empty((D, D))
+    for j in range(D):
+        for q in range(D):
+            W[j, q] = theta[j * D + q]
+    return W
+
+
+@njit(cache=True)
+def _ica_logdet_term(t: TallData, theta: np.ndarray) -> float:
+    """beta N log|det W| of the ICA likelihood (global, kept in the prior path); -inf if singular.
+    O(D^3) with one D x D temporary."""
+    W = _ica_matrix(t, theta)
+    sign, ld = np.linalg.slogdet(W)
+    if sign == 0.0 or not np.isfinite(ld):
+        return -np.inf
+    return t.beta * t.X.shape[0] * ld
 
 
 @njit(cache=True)
@@ -219,6 +276,13 @@ def log_prior_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> None:
                 out[j] -= t.prior_l1
             elif r < 0.0:
                 out[j] += t.prior_l1
+    if t.kind == ICA:  # grad of beta N log|det W| = beta N W^{-T}
+        D = t.X.shape[1]
+        Wi = np.linalg.inv(_ica_matrix(t, theta))
+        c = t.beta * t.X.shape[0]
+        for j in range(D):
+            for q in range(D):
+                out[j * D + q] += c * Wi[q, j]
 
 
 @njit(cache=True)
@@ -599,3 +663,21 @@ def linreg_l1_posterior_1d(
     lp = -0.5 * c * (sxx * grid**2 - 2.0 * sxy * grid) - prior_l1 * np.abs(grid)
     p = np.exp(lp - lp.max())
     return p / np.trapezoid(p, grid)
+
+
+def ica(X: np.ndarray, beta: float = 1.0) -> TallData:
+    """Square ICA posterior (seed 002 §6.2): ``p(x|W) = |det W| prod_j 1/(4 cosh^2(w_j^T x / 2))`` with a
+    flat prior on W in R^{D x D} (theta = vec(W), row-major). ASSUMPTION vs K14: K14 restricts W to the
+    orthonormal (Stiefel) manifold with a uniform prior and a manifold random walk, where |det W| = 1;
+    here W is unconstrained and the beta N log|det W| term is exact, inside :func:`log_prior`.
+    No PoissonMH/TunaMH bounds (unbounded support): zeros, and those methods refuse the target."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] < 1:
+        raise ValueError("X must be (N, D)")
+    if not (np.isfinite(beta) and beta > 0):
+        raise ValueError("beta must be positive and finite")
+    D = X.shape[1]
+    d = D * D
+    z = np.zeros(X.shape[0])
+    return _make(ICA, X, z, np.ones(d), beta, 0.0, np.zeros(d), np.zeros(d), SUPPORT_ALL, 0.0, 0.0, 0.0,
+                 z.copy(), z.copy(), z.copy())
