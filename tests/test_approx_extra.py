@@ -156,3 +156,61 @@ def test_l1_metrics_detect_wrong_distribution():
     )
     bad = E.l1_metrics(draws + 0.5 * sd, pr.meta, edges)  # mutant: shifted by 0.5 sd
     assert bad["ks"] > 0.1 and bad["tv"] > 0.1
+
+
+# ----------------------------------------------------------------------------- K14 §6.2 ICA
+def test_ica_loglik_grad_and_logdet_prior_vs_fd():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((30, 3))
+    t = tall.ica(X)
+    theta = rng.standard_normal(9)
+    W = theta.reshape(3, 3)
+    Y = X @ W.T
+    ll = np.sum(-np.log(4.0) - 2.0 * np.log(np.cosh(Y / 2.0)), axis=1)  # log 1/(4 cosh^2(y/2))
+    for i in range(4):
+        assert tall.loglik_i(t, i, theta) == pytest.approx(ll[i], rel=1e-12)
+        out = np.zeros(9)
+        tall.loglik_grad_i(t, i, theta, 1.5, out)
+        fd = _fd_grad(lambda th, i=i: tall.loglik_i(t, i, th), theta)
+        np.testing.assert_allclose(out, 1.5 * fd, rtol=1e-6, atol=1e-8)
+    # the global N log|det W| term lives in the prior path
+    assert tall.log_prior(t, theta) == pytest.approx(30 * np.log(abs(np.linalg.det(W))), rel=1e-12)
+    g = np.zeros(9)
+    lp = tall.log_post_grad(t, theta, g)
+    assert lp == pytest.approx(30 * np.log(abs(np.linalg.det(W))) + ll.sum(), rel=1e-12)
+    np.testing.assert_allclose(g, _fd_grad(lambda th: tall.log_post(t, th), theta), rtol=1e-6, atol=1e-5)
+    assert tall.log_prior(t, np.zeros(9)) == -np.inf  # singular W
+    # mutant: without the log|det W| term the FD check of the full gradient fails
+    g_ll = np.zeros(9)
+    for i in range(30):
+        tall.loglik_grad_i(t, i, theta, 1.0, g_ll)
+    assert np.max(np.abs(g_ll - g)) > 1.0
+
+
+def test_amari_distance():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4, 4))
+    Pm = np.eye(4)[[2, 0, 3, 1]] * np.array([1.5, -2.0, 0.3, 4.0])[:, None]
+    assert MA.amari_distance(Pm @ np.linalg.inv(A), A) == pytest.approx(0.0, abs=1e-12)
+    assert MA.amari_distance(np.eye(4), A) > 0.1  # mutant: not an unmixing matrix
+
+
+def test_ica_experiment_smoke_cells(tmp_path):
+    from bench import cells as C
+    from bench.experiments import approx as E
+    from bench.outputs import Outputs
+
+    exp = next(e for e in E.EXPERIMENTS if e.id == "approx_ica")
+    s = C.experiment_settings(exp, "smoke")
+    recs = [
+        C.run_one(exp, p, scale="smoke", settings=s, root_seed=1, out=tmp_path / f"{p['cell']}.json")
+        for p in C.enumerate_cells(exp, s)
+    ]
+    assert all(r["status"] == "ok" for r in recs), [r["message"] for r in recs]
+    C.aggregate(exp, s, recs, Outputs(tmp_path / "res", tmp_path / "figs", experiment=exp.id))
+    t = __import__("pandas").read_csv(tmp_path / "res" / "approx_ica.csv")
+    assert set(t["eps"]) == {0.0, 0.1}
+    assert np.all((t["final_amari_mean"] > 0) & (t["final_amari_mean"] < 0.3))
+    # the austere chain uses less data per iteration than the exact one (N = 5000)
+    assert t.loc[t["eps"] == 0.1, "mean_data_per_iter"].iloc[0] < 5000
+    assert (tmp_path / "figs" / "approx_fig3_ica.png").exists()
