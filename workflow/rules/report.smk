@@ -12,7 +12,10 @@ rule report:
     log:
         "logs/report.log",
     params:
-        cfg=lambda wc: json.dumps(config, sort_keys=True, default=str),
+        # the nested run sees exactly this run's experiments (not modules registered meanwhile)
+        cfg=lambda wc: json.dumps(
+            {**config, "experiments": EXPERIMENT_IDS}, sort_keys=True, default=str
+        ),
     run:
         import subprocess
 
