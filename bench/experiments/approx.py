@@ -1104,7 +1104,7 @@ def sgld_l1_summarize(df: pd.DataFrame, s: dict, out) -> None:
                 "sample_seconds": g["sample_seconds"].mean(),
             }
         )
-    t = pd.DataFrame(rows)
+    t = pd.DataFrame(rows).sort_values(["method", "eps"], ascending=[True, False]).reset_index(drop=True)
     out.table(
         "approx_sgld_l1",
         t,
