@@ -8,14 +8,14 @@ BIN := $(VENV)/bin
 JOBS ?= 2
 export MCMC_BENCH_MIRROR ?= $(abspath $(CURDIR)/../shared/datasets)
 
-.PHONY: run paper test lint env clean-cache
+.PHONY: run paper test test-all lint env clean-cache
 
 env: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q -e ".[dev,cluster]"
 	@touch $@
 
 run: env
@@ -25,10 +25,13 @@ paper: env
 	$(BIN)/snakemake -j8
 
 test: env
-	$(BIN)/python -m pytest -q --ignore=tests/benchmarks
+	$(BIN)/python -m pytest -q --ignore=tests/benchmarks -m "not extended" --durations=15
 	mkdir -p results
 	$(BIN)/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-only -p no:xdist \
 		--benchmark-timer=time.process_time --benchmark-json results/benchmarks.json
+
+test-all: env
+	$(BIN)/python -m pytest -q --ignore=tests/benchmarks
 
 lint: env
 	$(BIN)/ruff check samplers verify bench tests

@@ -83,6 +83,7 @@ class ChainResult:
         meta["extra"] = {k: v for k, v in self.extra.items() if not isinstance(v, np.ndarray)}
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
         os.close(fd)
+        os.chmod(tmp, _umask_mode())
         try:
             np.savez_compressed(tmp, samples=self.samples, accepted=self.accepted,
                                 n_evals=self.n_evals,
@@ -104,11 +105,18 @@ class ChainResult:
                        extra=extra, **meta)
 
 
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write text atomically (temp file in the same directory + os.replace)."""
+    """Write text atomically (temp file in the same directory + os.replace; umask permissions)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.chmod(tmp, _umask_mode())
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
