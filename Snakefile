@@ -25,6 +25,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/cells.smk"
 include: "workflow/rules/verify.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/perf.smk"
 
 
 report: "workflow/report/workflow.rst"
