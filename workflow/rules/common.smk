@@ -14,7 +14,12 @@ CLI = f"{sys.executable} -m bench.cli"
 # Environment of every job (local shells inherit os.environ; `envvars` forwards them to cluster
 # jobs). Numba: one shared on-disk cache (atomic writes, safe for concurrent jobs), and one thread
 # per job so `-j N` does not oversubscribe the cores.
-os.environ.setdefault("NUMBA_CACHE_DIR", os.path.abspath(config.get("numba_cache_dir", ".numba_cache")))
+# The cache lives under <numba_cache_dir>/<hash of the numerical sources> (chosen by `import samplers`):
+# Numba does not notice edits in other files a kernel inlines, so the key keeps reruns stale-cache safe.
+os.environ.setdefault(
+    "MCMC_BENCH_NUMBA_CACHE", os.path.abspath(config.get("numba_cache_dir", ".numba_cache"))
+)
+import samplers  # noqa: E402,F401  (sets NUMBA_CACHE_DIR unless the user set it)
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 if config.get("mirror"):
