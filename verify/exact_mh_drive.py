@@ -7,6 +7,7 @@ state (for kernel-vs-matrix G-tests and per-draw identities), plus the deliberat
 * ``tuna_mh``      MUT_SWAPPED: TunaMH estimator evaluated for the reverse move (phi_i(theta', theta));
 * ``poisson_*``    MUT_NO_HASTINGS: the proposal ratio q_s(theta', theta)/q_s(theta, theta') dropped;
                    MUT_FORWARD_GRAD: the reverse density uses g(theta) instead of g(theta');
+* ``tuna_sgld``    MUT_FORWARD_GRAD: reverse density with g_B(theta) instead of g_B(theta');
 * ``exchange``     MUT_AUX_AT_CURRENT: auxiliary draw from p_theta instead of p_theta'.
 """
 
@@ -18,11 +19,12 @@ from numba import njit
 from samplers.kernels.exchange import exchange_step
 from samplers.kernels.poisson_grad import counts_and_grad, poisson_grad_step, ratio_and_grad_at
 from samplers.kernels.poisson_mh import poisson_counts, poisson_mh_step, poisson_ratio_at
+from samplers.kernels.sgld import uniform_minibatch
 from samplers.kernels.tuna_mh import tuna_log_ratio, tuna_mh_step
-from samplers.kernels.tuna_sgld import tuna_sgld_step
+from samplers.kernels.tuna_sgld import drift_map, tuna_sgld_step
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.ising_param import IsingParam, draw_stat
-from samplers.targets.tall import TallData, log_prior, phi_i
+from samplers.targets.tall import TallData, grad_estimate, log_prior, phi_i
 
 MUT_NONE, MUT_COUNTS_AT_PROPOSAL, MUT_SWAPPED, MUT_NO_HASTINGS, MUT_FORWARD_GRAD = 0, 1, 2, 3, 4
 MUT_AUX_AT_CURRENT, MUT_RATE_OFF_BY_ONE = 5, 6
@@ -224,6 +226,84 @@ def repeat_tuna_mh(
                     t, theta_p, theta, chi, C, prob, alias, rng, buf, kept_i, err
                 )
                 if np.log(rng.random()) < s + lp_p - lp[0]:
+                    theta[:] = theta_p
+        out[r] = theta
+    return out, err
+
+
+@njit(cache=True)
+def repeat_tuna_sgld(
+    t: TallData,
+    x0,
+    batch: int,
+    chi: float,
+    C: float,
+    prob,
+    alias,
+    prop: int,
+    drift: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    reps: int,
+    mutant: int,
+):
+    """``reps`` one-step Tuna-SGLD transitions from ``x0`` (MUT_NONE: the compiled kernel step;
+    MUT_FORWARD_GRAD: the same steps with g_B(theta) in the reverse proposal density)."""
+    d = x0.shape[0]
+    out = np.empty((reps, d))
+    theta = x0.copy()
+    theta_p = np.empty(d)
+    g = np.zeros(d)
+    g_p = np.zeros(d)
+    lp = np.empty(1)
+    err = np.zeros(2, dtype=np.int64)
+    buf = np.empty(256, dtype=np.int64)
+    kept_i = np.empty(256, dtype=np.int64)
+    perm = np.arange(t.X.shape[0])
+    for r in range(reps):
+        theta[:] = x0
+        lp[0] = log_prior(t, x0)
+        if mutant == MUT_NONE:
+            _, _, _, _, _, buf, kept_i = tuna_sgld_step(
+                t,
+                theta,
+                lp,
+                err,
+                buf,
+                kept_i,
+                perm,
+                batch,
+                chi,
+                C,
+                prob,
+                alias,
+                prop,
+                drift,
+                sigma,
+                h,
+                K,
+                rng,
+                theta_p,
+                g,
+                g_p,
+            )
+        else:
+            uniform_minibatch(perm, batch, rng)
+            grad_estimate(t, theta, perm, batch, g)
+            drift_map(g, drift)
+            propose(prop, theta, g, sigma, h, K, rng, theta_p)
+            lp_p = log_prior(t, theta_p)
+            if lp_p > -np.inf:
+                grad_estimate(t, theta_p, perm, batch, g_p)
+                drift_map(g_p, drift)
+                s, B, nk, buf, kept_i = tuna_log_ratio(
+                    t, theta, theta_p, chi, C, prob, alias, rng, buf, kept_i, err
+                )
+                g_rev = g if mutant == MUT_FORWARD_GRAD else g_p
+                log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g, g_rev, sigma, h, K)
+                if np.log(rng.random()) < log_r:
                     theta[:] = theta_p
         out[r] = theta
     return out, err

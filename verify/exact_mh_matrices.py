@@ -16,6 +16,8 @@ leave the support/lattice are rejected (the kernels do the same). Kernels (rows 
 * Poisson-MALA / Poisson-Barker with lattice Langevin / lattice Barker proposals (Alg. 2 is valid for
   any proposal family): ``P(t, t') = E_s[q_s(t, t') min(1, r_s)]`` with the gradient linear in s.
 * Exchange on an Ising-parameter grid: ``E_{S(omega) ~ p_{t'}^{(x)m}}`` by enumeration of all spin states.
+* Tuna-SGLD with the lattice Langevin proposal: the uniform K-batch omega_1 enumerated over all K-subsets,
+  the TunaMH counts omega_2 (independent of omega_1) enumerated as above, proposal ratio with g_B(t').
 * For Lemma 1 / the gap bounds: the idealised chain ``p_ideal`` (exact MH with ``q_ideal = E_s q_s``) and
   ``p_MwG``.
 """
@@ -232,6 +234,80 @@ def poisson_grad_matrices(
             if x != y and Qid[x, y] > 0:
                 Pid[x, y] = Qid[x, y] * min(1.0, np.exp(lpost[y] - lpost[x]) * Qid[y, x] / Qid[x, y])
     return {"aux": _fill_diag(Paux), "ideal": _fill_diag(Pid), "tail": err}
+
+
+def k_subsets(N: int, K: int) -> list[np.ndarray]:
+    """All size-K subsets of {0..N-1} (the law of the uniform minibatch omega_1 of Alg. 3)."""
+    if not 1 <= K <= N:
+        raise ValueError(f"need 1 <= K <= N, got K={K}, N={N}")
+    return [np.array(c, dtype=np.int64) for c in itertools.combinations(range(N), K)]
+
+
+def _tuna_counts_logrho(t: TallData, ll_x: np.ndarray, ll_y: np.ndarray, Md: float, chi: float, tail: float):
+    """TunaMH auxiliary law for the move x -> y (Alg. 6): s_i ~ Poi(lam c_i/C + phi_i) with
+    ``phi_i = (U_i(y) - U_i(x))/2 + c_i Md/2`` clipped to [0, c_i Md], ``lam = chi C^2 Md^2``; returns the
+    count grid and ``log((lam c_i/C + c_i Md - phi_i) / (lam c_i/C + phi_i))``."""
+    C = float(t.c.sum())
+    lam = chi * C * C * Md * Md
+    a = lam * t.c / C
+    cm = t.c * Md
+    ph = np.clip(0.5 * (ll_x - ll_y) + 0.5 * cm, 0.0, cm)
+    cg = poisson_grid(a + ph, tail)
+    return cg, np.log((a + cm - ph) / (a + ph))
+
+
+def tuna_sgld_matrix(
+    t: TallData,
+    lat: Lattice,
+    chi: float,
+    batch: int,
+    sigma: float,
+    K: int,
+    *,
+    drift: str = "paper",
+    reverse_grad: str = "proposal",
+    tail: float = 1e-12,
+) -> tuple[np.ndarray, float]:
+    """Tuna-SGLD (seed 001 Alg. 3) with the lattice Langevin proposal (offsets k h, |k| <= K, per coordinate).
+
+    ``P(x, y) = C(N, batch)^-1 sum_B q_B(x, y) E_{s ~ Tuna(x, y)}[min(1, r_{B, s})]`` with
+    ``g_B(t) = grad log prior + (N/batch) sum_{i in B} grad ll_i(t)`` (``drift="normalized"``: 2 g/||g||),
+    ``log r = log prior(y)/prior(x) + sum_i s_i log rho_i + log q_B(y, x) - log q_B(x, y)`` and ``q_B(y, x)``
+    uses ``g_B(y)`` (the same batch B). ``reverse_grad="current"`` builds the matrix of the broken variant
+    that uses ``g_B(x)`` in the reverse density (to measure the mutant's distance). Returns ``(P, bound)``."""
+    if drift not in ("paper", "normalized") or reverse_grad not in ("proposal", "current"):
+        raise ValueError("drift must be paper|normalized, reverse_grad proposal|current")
+    N = t.X.shape[0]
+    S = len(lat)
+    d = lat.grid.shape[1]
+    subsets = k_subsets(N, batch)
+    ll = D.loglik_terms(t, lat.grid)  # (S, N)
+    lgrad = D.loglik_grad_terms(t, lat.grid)  # (S, N, d)
+    pgrad = -t.prior_prec[None, :] * (lat.grid - t.prior_mean[None, :])
+    lprior = D.log_prior(t, lat.grid)
+    G = np.array([pgrad + (N / batch) * lgrad[:, B, :].sum(axis=1) for B in subsets])  # (nB, S, d)
+    if drift == "normalized":
+        nrm = np.linalg.norm(G, axis=2, keepdims=True)
+        G = np.where(nrm > 0, 2.0 * G / np.where(nrm > 0, nrm, 1.0), G)
+    P = np.zeros((S, S))
+    err = 0.0
+    for x in range(S):
+        th = lat.grid[x]
+        for e in _displacements("mala", d, lat.h, K):
+            if not np.any(e):
+                continue
+            y = lat.find(th + e)
+            if y < 0:
+                continue
+            cg, logrho = _tuna_counts_logrho(t, ll[x], ll[y], float(np.linalg.norm(e)), chi, tail)
+            err = max(err, cg.tail)
+            lqf = _log_q("mala", e, G[:, x, :], sigma, lat.h, K)  # (nB,)
+            grev = G[:, y, :] if reverse_grad == "proposal" else G[:, x, :]
+            lqr = _log_q("mala", -e, grev, sigma, lat.h, K)
+            lr = lprior[y] - lprior[x] + (cg.S @ logrho)[None, :] + (lqr - lqf)[:, None]  # (nB, n)
+            acc = np.minimum(1.0, np.exp(np.minimum(lr, 0.0))) @ cg.w
+            P[x, y] += float(np.mean(np.exp(lqf) * acc))
+    return _fill_diag(P), err
 
 
 # ----------------------------------------------------------------------------- exchange

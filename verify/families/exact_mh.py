@@ -2,8 +2,9 @@
 
 Exact rows (kind "exact"):
 * kernel-vs-matrix G-tests (verify/empirical.py, FWER 1e-4 Bonferroni over rows) of ``poisson_mh``,
-  ``tuna_mh`` (lattice random walk), ``poisson_barker`` (lattice Barker), ``poisson_mala`` (lattice
-  Langevin) on ``tiny_grid`` (N = 4 data, {-1, -0.75, ..., 1}), and ``exchange`` (enumeration and CFTP
+  ``tuna_mh`` (lattice random walk), ``poisson_barker`` (lattice Barker), ``poisson_mala`` and
+  ``tuna_sgld`` (lattice Langevin; Tuna-SGLD's uniform K-batch enumerated over all K-subsets) on
+  ``tiny_grid`` (N = 4 data, {-1, -0.75, ..., 1}), and ``exchange`` (enumeration and CFTP
   auxiliary draws) on a 2x3 Ising-parameter grid, against matrices built independently in
   verify/exact_mh_matrices.py; each with a mutant that must be caught (verify/exact_mh_drive.py);
 * detailed-balance identity per auxiliary draw for the continuous ``poisson_mala``, ``poisson_barker``,
@@ -207,6 +208,62 @@ def _kvm_tuna(quick: bool) -> list[dict]:
     )
     res = EM.kernel_vs_matrix(P, _row_sampler(elat, make(DR.MUT_SWAPPED), reps), reps, 62)
     rows.append(_mutant_row(res, cid, paper, "tuna_mh", pb.name, "swapped_estimator"))
+    return rows
+
+
+TUNA_SGLD_LATTICE = {"chi": 0.5, "batch": 2, "sigma": 0.4}
+
+
+def _kvm_tuna_sgld(quick: bool) -> list[dict]:
+    """Tuna-SGLD (Alg. 3) with the lattice Langevin proposal: the compiled ``tuna_sgld_step`` vs the matrix
+    that enumerates the K-subsets (omega_1) and the TunaMH counts (omega_2), both drifts."""
+    pb, lat, elat = _tiny()
+    t = pb.model
+    chi, batch, sigma = (TUNA_SGLD_LATTICE[k] for k in ("chi", "batch", "sigma"))
+    C, prob, alias = XM.tuna_setup(t, chi)
+    pi = XMAT.stationary_on(t, lat)
+    paper = f"{S001} Alg. 3"
+    reps = 2_000 if quick else 20_000
+    rows: list[dict] = []
+    for dname, drift in XM.DRIFTS.items():
+        P, tail = XMAT.tuna_sgld_matrix(t, lat, chi, batch, sigma, K_LATTICE, drift=dname)
+        cid = f"exact_mh.kvm.tuna_sgld_{dname}_lattice"
+        method = f"tuna_sgld[{dname}]"
+        rows += _matrix_rows(cid, paper, method, pb.name, P, pi, tail)
+
+        def make(mut, drift=drift):
+            def fn(x0, rng, n):
+                X, err = DR.repeat_tuna_sgld(
+                    t,
+                    x0,
+                    batch,
+                    chi,
+                    C,
+                    prob,
+                    alias,
+                    PR.LANGEVIN_LATTICE,
+                    drift,
+                    sigma,
+                    lat.h,
+                    K_LATTICE,
+                    rng,
+                    n,
+                    mut,
+                )
+                if err[0]:
+                    raise ValueError("Tuna bound violated on the tiny grid")
+                return X
+
+            return fn
+
+        seed = 63 + 2 * drift
+        rows.append(
+            EM.kernel_vs_matrix(P, _row_sampler(elat, make(DR.MUT_NONE), reps), reps, seed).row(
+                cid, paper, method, pb.name
+            )
+        )
+        res = EM.kernel_vs_matrix(P, _row_sampler(elat, make(DR.MUT_FORWARD_GRAD), reps), reps, seed + 1)
+        rows.append(_mutant_row(res, cid, paper, method, pb.name, "forward_grad"))
     return rows
 
 
@@ -754,6 +811,15 @@ CHECKS = [
         f"{S001} Alg. 6",
         "TunaMH lattice kernel vs exact matrix (+ swapped-estimator mutant)",
         _kvm_tuna,
+        FAM,
+    ),
+    Check(
+        "exact_mh.kvm.tuna_sgld",
+        "exact",
+        f"{S001} Alg. 3",
+        "Tuna-SGLD lattice Langevin kernel (both drifts) vs exact matrix over K-subsets x Poisson counts "
+        "(+ forward-gradient mutant)",
+        _kvm_tuna_sgld,
         FAM,
     ),
     Check(
