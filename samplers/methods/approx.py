@@ -26,6 +26,7 @@ from samplers.kernels import austere as A
 from samplers.kernels import austere_gibbs as AG
 from samplers.kernels import mh_minibatch as MB
 from samplers.kernels import mh_sublhd as SL
+from samplers.kernels import rjmcmc as RJ
 from samplers.methods.baselines import build_logistic
 from samplers.problem import Problem
 from samplers.result import ChainResult
@@ -436,6 +437,98 @@ def run_austere_gibbs(
     )
 
 
+def _rj_model(problem: Problem) -> tall.TallData:
+    t = _tall(problem)
+    if t.kind != tall.LOGISTIC or problem.space != "variable_selection":
+        raise ValueError(f"RJMCMC needs a logistic variable_selection target, got {problem.name}")
+    return t
+
+
+def run_rjmcmc(
+    problem: Problem,
+    n_iter: int,
+    seed: Any,
+    *,
+    step: float,
+    birth_sd: float = 0.1,
+    lam: float = 1e-10,
+    p_bd: float = 1.0 / 3.0,
+    m: int | None = None,
+    eps: float = 0.05,
+    lattice_h: float = 0.0,
+    lattice_M: int = 0,
+    method: str = "rjmcmc_exact",
+    thin: int = 1,
+    x0=None,
+    progress=None,
+) -> ChainResult:
+    """K14 §6.3 / App. E RJMCMC (update / birth / death) with the exact MH test (``m=None``: all N
+    data in one stage) or the K14 sequential test (minibatch ``m``, threshold ``eps``). ``step`` =
+    sigma_update, ``birth_sd`` = sigma_birth (standard deviations), ``lam`` = lambda' (see
+    :mod:`samplers.kernels.rjmcmc`); ``lattice_h > 0`` = the lattice version used by verify."""
+    t = _rj_model(problem)
+    N = t.X.shape[0]
+    check_positive("step", step)
+    check_positive("birth_sd", birth_sd)
+    check_positive("lam", lam)
+    if not (0.0 < p_bd <= 0.5):
+        raise ValueError(f"p_bd must be in (0, 0.5], got {p_bd!r}")
+    if lattice_h < 0 or (lattice_h > 0 and (not isinstance(lattice_M, (int, np.integer)) or lattice_M < 1)):
+        raise ValueError("lattice_h must be >= 0, and lattice_M a positive integer when lattice_h > 0")
+    if m is None:
+        mm, tc = N, np.full(N + 1, np.inf)
+    else:
+        check_positive("m", m, integer=True)
+        check_eps(eps)
+        mm, tc = int(m), _tcrit(N, float(eps))
+    bmax = (lattice_M - 0.5) * lattice_h if lattice_h > 0 else np.inf
+    return drive(
+        method,
+        problem,
+        n_iter,
+        seed,
+        RJ.rjmcmc_init,
+        (),
+        RJ.rjmcmc_sample,
+        (
+            math.log(lam),
+            float(p_bd),
+            float(step),
+            float(birth_sd),
+            float(lattice_h),
+            int(lattice_M),
+            float(bmax),
+            mm,
+            tc,
+        ),
+        thin=thin,
+        x0=x0,
+        progress=progress,
+        finalize=_add_full,
+        hyper={
+            "step": step,
+            "birth_sd": birth_sd,
+            "lam": lam,
+            "p_bd": p_bd,
+            "m": m,
+            "eps": eps if m else None,
+            "lattice_h": lattice_h,
+            "lattice_M": lattice_M,
+        },
+    )
+
+
+def run_rjmcmc_exact(problem: Problem, n_iter: int, seed: Any, **kw) -> ChainResult:
+    """RJMCMC with the exact MH test (K14 §6.3 "exact reversible jump", eps = 0)."""
+    return run_rjmcmc(problem, n_iter, seed, m=None, method="rjmcmc_exact", **kw)
+
+
+def run_rjmcmc_austere(problem: Problem, n_iter: int, seed: Any, *, m: int, eps: float, **kw) -> ChainResult:
+    """RJMCMC with the K14 sequential t-test (minibatch m, threshold eps) for every move."""
+    return run_rjmcmc(problem, n_iter, seed, m=m, eps=eps, method="rjmcmc_austere", **kw)
+
+
+_RJ_DEFAULTS = {"birth_sd": 0.1, "lam": 1e-10, "p_bd": 1.0 / 3.0, "lattice_h": 0.0, "lattice_M": 0}
 _GRID = {"proposal": "gauss", "h": 0.0, "K": 3}
 METHODS = [
     MethodSpec(
@@ -529,6 +622,27 @@ METHODS = [
         "Gibbs with the sequential test over factors (binary MRF)",
         step_param=None,
         twin="gibbs",
+    ),
+    MethodSpec(
+        "rjmcmc_exact",
+        "approx",
+        run_rjmcmc_exact,
+        ("variable_selection",),
+        {"step": 0.01, **_RJ_DEFAULTS},
+        True,
+        "seed 002 §6.3, App. E",
+        "reversible-jump variable selection (update/birth/death), exact MH test",
+    ),
+    MethodSpec(
+        "rjmcmc_austere",
+        "approx",
+        run_rjmcmc_austere,
+        ("variable_selection",),
+        {"step": 0.01, "m": 500, "eps": 0.05, **_RJ_DEFAULTS},
+        False,
+        "seed 002 §6.3, App. E",
+        "reversible-jump variable selection with the K14 sequential test",
+        twin="rjmcmc_exact",
     ),
 ]
 
@@ -647,6 +761,61 @@ def build_ica(seed, N: int, D: int) -> Problem:
     )
 
 
+def _rj_problem(name: str, X: np.ndarray, y: np.ndarray, meta: dict) -> Problem:
+    """Variable-selection problem: logistic likelihood, init = the last feature (the constant) alone at
+    logit(mean y) (K14 §6.3 "started with only one variable"; which one is unstated, ASSUMPTION)."""
+    model = tall.logistic_regression(X, y)
+    D = X.shape[1]
+    ybar = float(np.clip(np.mean(y), 1e-3, 1 - 1e-3))
+    b0 = math.log(ybar / (1.0 - ybar))
+    b0 = b0 if abs(b0) >= 1e-2 else 1e-2
+
+    def init(rng: np.random.Generator) -> np.ndarray:
+        x = np.zeros(D)
+        x[D - 1] = b0
+        return x
+
+    return Problem(name, "variable_selection", model, D, init, meta={"N": X.shape[0], "D": D, **meta})
+
+
+def make_rj_synth_data(rng: np.random.Generator, N: int, D: int, n_true: int) -> dict:
+    """Synthetic variable-selection data: D - 1 N(0, 1) features + a constant column (last), the first
+    ``n_true`` features with coefficients +-1, intercept -0.5, labels ~ Bernoulli; 80/20 split."""
+    if not (1 <= n_true < D):
+        raise ValueError(f"need 1 <= n_true < D, got n_true={n_true}, D={D}")
+    n = int(N / 0.8)
+    X = np.hstack([rng.standard_normal((n, D - 1)), np.ones((n, 1))])
+    beta = np.zeros(D)
+    beta[:n_true] = np.where(np.arange(n_true) % 2 == 0, 1.0, -1.0)
+    beta[-1] = -0.5
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-X @ beta))).astype(np.int64)
+    return {"X_train": X[:N], "y_train": y[:N], "X_test": X[N:], "y_test": y[N:], "beta_true": beta}
+
+
+def build_rj_synth(seed, N: int, D: int, n_true: int) -> Problem:
+    """Data-free RJMCMC target (tests, benchmarks): :func:`make_rj_synth_data`."""
+    check_positive("N", N, integer=True)
+    check_positive("D", D, integer=True)
+    dat = make_rj_synth_data(np.random.default_rng(seed), int(N), int(D), int(n_true))
+    return _rj_problem(
+        "rj_logistic_synth",
+        dat["X_train"],
+        dat["y_train"],
+        {"X_test": dat["X_test"], "y_test": dat["y_test"], "beta_true": dat["beta_true"]},
+    )
+
+
+def build_rj_miniboone(seed, data: dict) -> Problem:
+    """K14 §6.3: MiniBooNE (bench.datasets.load_miniboone: 50 standardised features + constant last,
+    80/20 split) for RJMCMC variable selection."""
+    return _rj_problem(
+        "rjmcmc_miniboone",
+        np.asarray(data["X_train"], dtype=np.float64),
+        np.asarray(data["y_train"]),
+        {"X_test": np.asarray(data["X_test"]), "y_test": np.asarray(data["y_test"])},
+    )
+
+
 def build_dense_mrf(seed, D: int, sd: float) -> Problem:
     """K14 App. F dense binary MRF (exact joint only for D <= 20)."""
     fg = dense_triple_mrf(D, sd, np.random.default_rng(seed))
@@ -715,6 +884,24 @@ TARGETS = [
         "seed 002 §6.2",
         "square ICA with logistic sources (1/(4 cosh^2)), flat prior, whitened synthetic mixtures",
         smoke={"N": 20_000},
+    ),
+    TargetSpec(
+        "rj_logistic_synth",
+        "variable_selection",
+        build_rj_synth,
+        {"N": 5000, "D": 11, "n_true": 3},
+        "seed 002 §6.3 (synthetic stand-in)",
+        "synthetic logistic variable selection (10 features + constant, 3 relevant) for RJMCMC",
+        smoke={"N": 1000},
+    ),
+    TargetSpec(
+        "rjmcmc_miniboone",
+        "variable_selection",
+        build_rj_miniboone,
+        {},
+        "seed 002 §6.3",
+        "MiniBooNE logistic variable selection (50 features + constant, 80/20 split)",
+        data="miniboone",
     ),
     TargetSpec(
         "dense_mrf",

@@ -4,6 +4,7 @@ by :mod:`verify.approx_mutants`); claims in :mod:`verify.approx_claims`."""
 
 from verify import approx_checks as C
 from verify import approx_claims as CL
+from verify import approx_rjmcmc as RJ
 from verify.checks import Check
 
 F = "approx"
@@ -46,6 +47,15 @@ CHECKS: list = [
         C.PAPER_K,
         "austere Gibbs kernel vs exact matrix (+ mutant)",
         C.check_gibbs_kvm,
+        F,
+    ),
+    Check(
+        "approx_rjmcmc_kvm",
+        "exact",
+        RJ.PAPER,
+        "RJMCMC (update/birth/death, exact test) kernel vs exact matrix over (subset, lattice theta) "
+        "(+ mutant: birth density left out of the ratio)",
+        RJ.check_rjmcmc_kvm,
         F,
     ),
     Check(
