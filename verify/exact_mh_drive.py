@@ -340,6 +340,17 @@ def repeat_exchange(
 
 # ----------------------------------------------------------------------------- per-draw records
 @njit(cache=True)
+def _store_multiset(KS, r: int, kept_i, nk: int):
+    """Row ``r`` of the padded (-1) multiset table := ``kept_i[:nk]``, widening the table if needed."""
+    if nk > KS.shape[1]:
+        new = np.full((KS.shape[0], 2 * nk), -1, dtype=np.int64)
+        new[:, : KS.shape[1]] = KS
+        KS = new
+    KS[r, :nk] = kept_i[:nk]
+    return KS
+
+
+@njit(cache=True)
 def record_poisson_grad(
     t: TallData,
     X0,
@@ -360,8 +371,7 @@ def record_poisson_grad(
     n, d = X0.shape
     XP = np.empty((n, d))
     LR = np.empty(n)
-    cap = 64
-    KS = np.full((n, cap), -1, dtype=np.int64)
+    KS = np.full((n, 64), -1, dtype=np.int64)
     theta = np.empty(d)
     theta_p = np.empty(d)
     g = np.zeros(d)
@@ -396,12 +406,7 @@ def record_poisson_grad(
         )
         XP[r] = theta_p
         LR[r] = lr
-        if nk > cap:
-            new = np.full((n, 2 * nk), -1, dtype=np.int64)
-            new[:, :cap] = KS
-            KS = new
-            cap = 2 * nk
-        KS[r, :nk] = kept_i[:nk]
+        KS = _store_multiset(KS, r, kept_i, nk)
     return XP, LR, KS, err
 
 
@@ -426,8 +431,7 @@ def record_tuna_sgld(
     XP = np.empty((n, d))
     LR = np.empty(n)
     BS = np.empty((n, batch), dtype=np.int64)
-    cap = 64
-    KS = np.full((n, cap), -1, dtype=np.int64)
+    KS = np.full((n, 64), -1, dtype=np.int64)
     theta = np.empty(d)
     theta_p = np.empty(d)
     g = np.zeros(d)
@@ -466,10 +470,5 @@ def record_tuna_sgld(
         XP[r] = theta_p
         LR[r] = lr
         BS[r] = perm[:batch]
-        if nk > cap:
-            new = np.full((n, 2 * nk), -1, dtype=np.int64)
-            new[:, :cap] = KS
-            KS = new
-            cap = 2 * nk
-        KS[r, :nk] = kept_i[:nk]
+        KS = _store_multiset(KS, r, kept_i, nk)
     return XP, LR, BS, KS, err

@@ -89,43 +89,10 @@ def _finalize(extra: dict[str, Any]):
     return fin
 
 
-def run_poisson_mh(
-    problem: Problem,
-    n_iter: int,
-    seed: Any,
-    *,
-    step: float,
-    lam_mult: float = 5e-4,
-    proposal: str = "gauss",
-    h: float = 0.0,
-    K: int = 3,
-    thin: int = 1,
-    x0=None,
-    progress=None,
-) -> ChainResult:
-    """PoissonMH with a random-walk proposal (seed 001 Alg. 5)."""
-    model = _tall(problem)
-    check_positive("step", step)
-    prop = _prop("rw", proposal, h, K)
-    lam, L, prob, alias = poisson_setup(model, lam_mult)
-    return drive(
-        "poisson_mh",
-        problem,
-        n_iter,
-        seed,
-        PM.poisson_mh_init,
-        (lam + L,),
-        PM.poisson_mh_sample,
-        (prob, alias, lam, L, prop, float(step), float(h), int(K)),
-        thin=thin,
-        x0=x0,
-        progress=progress,
-        hyper={"step": step, "lam_mult": lam_mult, "proposal": proposal, "h": h, "K": K},
-        finalize=_finalize({"lam": lam, "L": L, "EB_theory": lam + L}),
-    )
+def _poisson_runner(method: str, base: str, init, sample, doc: str):
+    """Wrapper of a PoissonMH-family kernel (``poisson_mh``: RW proposal; ``poisson_grad``: Langevin /
+    Barker proposals): same hyperparameters, same state, same sample signature."""
 
-
-def _poisson_grad_runner(method: str, base: str):
     def run(
         problem: Problem,
         n_iter: int,
@@ -149,9 +116,9 @@ def _poisson_grad_runner(method: str, base: str):
             problem,
             n_iter,
             seed,
-            PG.poisson_grad_init,
+            init,
             (lam + L,),
-            PG.poisson_grad_sample,
+            sample,
             (prob, alias, lam, L, prop, float(step), float(h), int(K)),
             thin=thin,
             x0=x0,
@@ -161,12 +128,28 @@ def _poisson_grad_runner(method: str, base: str):
         )
 
     run.__name__ = f"run_{method}"
-    run.__doc__ = f"{method} (seed 001 Alg. 2, App. D; samplers.kernels.poisson_grad)."
+    run.__doc__ = doc
     return run
 
 
-run_poisson_mala = _poisson_grad_runner("poisson_mala", "mala")
-run_poisson_barker = _poisson_grad_runner("poisson_barker", "barker")
+run_poisson_mh = _poisson_runner(
+    "poisson_mh",
+    "rw",
+    PM.poisson_mh_init,
+    PM.poisson_mh_sample,
+    "PoissonMH with a random-walk proposal (seed 001 Alg. 5).",
+)
+_GRAD_DOC = "{} (seed 001 Alg. 2, App. D; samplers.kernels.poisson_grad)."
+run_poisson_mala = _poisson_runner(
+    "poisson_mala", "mala", PG.poisson_grad_init, PG.poisson_grad_sample, _GRAD_DOC.format("poisson_mala")
+)
+run_poisson_barker = _poisson_runner(
+    "poisson_barker",
+    "barker",
+    PG.poisson_grad_init,
+    PG.poisson_grad_sample,
+    _GRAD_DOC.format("poisson_barker"),
+)
 
 
 def run_tuna_mh(
