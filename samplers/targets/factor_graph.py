@@ -28,7 +28,10 @@ class FactorGraph(NamedTuple):
     var_fac: np.ndarray
 
 
-@njit(cache=True)
+# The per-factor helpers are inlined into their callers (``inline="always"``): a non-inlined call
+# passes the whole FactorGraph NamedTuple (10 arrays, NRT reference counting per array per call),
+# which cost more than the table lookup itself in the minibatch Gibbs kernels (docs/performance.md).
+@njit(cache=True, inline="always")
 def factor_value(fg: FactorGraph, f: int, x: np.ndarray) -> float:
     """phi_f(x)."""
     idx = fg.tab_ptr[f]
@@ -37,7 +40,7 @@ def factor_value(fg: FactorGraph, f: int, x: np.ndarray) -> float:
     return fg.tables[idx]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def factor_value_at(fg: FactorGraph, f: int, x: np.ndarray, i: int, v: int) -> float:
     """phi_f(x with x_i := v)."""
     idx = fg.tab_ptr[f]
@@ -46,6 +49,21 @@ def factor_value_at(fg: FactorGraph, f: int, x: np.ndarray, i: int, v: int) -> f
         xv = v if var == i else x[var]
         idx += xv * fg.fac_stride[k]
     return fg.tables[idx]
+
+
+@njit(cache=True, inline="always")
+def factor_slice(fg: FactorGraph, f: int, x: np.ndarray, i: int) -> tuple[int, int]:
+    """``(base, stride)`` with phi_f(x with x_i := v) = ``fg.tables[base + v * stride]`` for every v:
+    the D conditional values of one factor from one index computation (stride 0 if i is not in f)."""
+    base = fg.tab_ptr[f]
+    stride = 0
+    for k in range(fg.fac_ptr[f], fg.fac_ptr[f + 1]):
+        var = fg.fac_vars[k]
+        if var == i:
+            stride = fg.fac_stride[k]
+        else:
+            base += x[var] * fg.fac_stride[k]
+    return base, stride
 
 
 @njit(cache=True)
@@ -59,14 +77,15 @@ def energy(fg: FactorGraph, x: np.ndarray) -> float:
 
 @njit(cache=True)
 def conditional_logits(fg: FactorGraph, x: np.ndarray, i: int, out: np.ndarray) -> int:
-    """out[v] = sum_{f in A[i]} phi_f(x_{i<-v}) for v < card[i]; returns the factor evaluations used."""
+    """out[v] = sum_{f in A[i]} phi_f(x_{i<-v}) for v < card[i]; returns the factor evaluations used
+    (D |A[i]| table lookups; one index computation per factor, :func:`factor_slice`)."""
     D = fg.card[i]
     for v in range(D):
         out[v] = 0.0
     for k in range(fg.var_ptr[i], fg.var_ptr[i + 1]):
-        f = fg.var_fac[k]
+        base, stride = factor_slice(fg, fg.var_fac[k], x, i)
         for v in range(D):
-            out[v] += factor_value_at(fg, f, x, i, v)
+            out[v] += fg.tables[base + v * stride]
     return D * (fg.var_ptr[i + 1] - fg.var_ptr[i])
 
 
