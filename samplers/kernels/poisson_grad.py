@@ -17,13 +17,27 @@ Cost: B candidates at theta (value and gradient in one pass) + the kept draws at
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
+from samplers.hotloop import (
+    PREFETCH_AHEAD,
+    add_quadratic_grad,
+    add_row,
+    ll_grad_one,
+    log_accumulate,
+    log_flush,
+    one_dot,
+    one_quadratic,
+    prefetch1,
+    prefetch2,
+)
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import draw_candidates
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import TallData, log_prior, log_prior_grad, loglik_grad_i
+from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
 
 
 @njit(cache=True)
@@ -32,56 +46,119 @@ def counts_and_grad(
 ):
     """Thinning at theta (Alg. 8) and ``g = grad log[pi(theta) P_theta(s)]`` in one pass.
 
+    Hot loop on the arrays (:mod:`samplers.hotloop`: no NamedTuple per call, rows prefetched ahead);
+    the gradient of a candidate is computed only if it is kept (it only enters g then).
     Returns ``(B, nk, buf, kept_i, kept_r)`` as :func:`samplers.kernels.poisson_mh.poisson_counts`."""
     d = theta.shape[0]
     B, buf = draw_candidates(prob, alias, Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     g[:] = 0.0
     log_prior_grad(t, theta, g)
+    kind = t.kind
+    X = t.X
+    y = t.y
+    w = t.w
+    beta = t.beta
+    nu = t.nu
+    shift = t.shift
+    M = t.M
+    ncol = X.shape[1]
+    crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
+    r = 0.0
     for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            ia = buf[b + PREFETCH_AHEAD]
+            for j in range(0, ncol, 8):
+                prefetch2(X, ia, j)
+            prefetch2(X, ia, ncol - 1)
+            prefetch1(M, ia)
+            prefetch1(shift, ia)
         i = buf[b]
-        tmp[:] = 0.0
-        ph = loglik_grad_i(t, i, theta, 1.0, tmp) + t.shift[i]
-        Mi = t.M[i]
+        if kind == TG or kind == GAUSS:
+            ll = one_quadratic(X, w, beta, i, theta)
+        elif kind == RLR:
+            r = one_dot(X, y[i], i, theta)
+            ll = crlr * math.log1p(r * r / nu)
+        else:
+            tmp[:] = 0.0
+            ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta, 1.0, tmp)
+        ph = ll + shift[i]
+        Mi = M[i]
         if not bound_ok(ph, Mi):
             err[0] = ERR_PHI_BOUND
             err[1] = i
             return B, nk, buf, kept_i, kept_r
         ph = min(max(ph, 0.0), Mi)
         a = a_scale * Mi
-        if keep(rng, a, ph, Mi):
-            r = a + ph
+        if rng.random() * (a + Mi) < a + ph:  # keep(rng, a, ph, Mi), inlined
+            rate = a + ph
             kept_i[nk] = i
-            kept_r[nk] = r
+            kept_r[nk] = rate
             nk += 1
-            for j in range(d):
-                g[j] += tmp[j] / r
+            if kind == TG or kind == GAUSS:
+                add_quadratic_grad(X, w, beta, i, theta, 1.0 / rate, g)
+            elif kind == RLR:
+                add_row(X, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g)
+            else:
+                for j in range(d):
+                    g[j] += tmp[j] / rate
     return B, nk, buf, kept_i, kept_r
 
 
 @njit(cache=True)
 def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: int, g_p, tmp, err) -> float:
-    """With the same multiset: ``g(theta')`` into ``g_p`` and the Poisson log-ratio (nk evaluations)."""
+    """With the same multiset: ``g(theta')`` into ``g_p`` and the Poisson log-ratio (nk evaluations;
+    rows prefetched ahead, logs through a running product)."""
     d = theta_p.shape[0]
     g_p[:] = 0.0
     log_prior_grad(t, theta_p, g_p)
+    kind = t.kind
+    X = t.X
+    y = t.y
+    w = t.w
+    beta = t.beta
+    nu = t.nu
+    shift = t.shift
+    M = t.M
+    ncol = X.shape[1]
+    crlr = -beta * 0.5 * (nu + 1.0)
     s = 0.0
+    p = 1.0
+    npf = 0
     for k in range(nk):
+        if k + PREFETCH_AHEAD < nk:
+            ia = kept_i[k + PREFETCH_AHEAD]
+            for j in range(0, ncol, 8):
+                prefetch2(X, ia, j)
+            prefetch2(X, ia, ncol - 1)
         i = kept_i[k]
-        tmp[:] = 0.0
-        ph = loglik_grad_i(t, i, theta_p, 1.0, tmp) + t.shift[i]
-        Mi = t.M[i]
+        r = 0.0
+        if kind == TG or kind == GAUSS:
+            ll = one_quadratic(X, w, beta, i, theta_p)
+        elif kind == RLR:
+            r = one_dot(X, y[i], i, theta_p)
+            ll = crlr * math.log1p(r * r / nu)
+        else:
+            tmp[:] = 0.0
+            ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta_p, 1.0, tmp)
+        ph = ll + shift[i]
+        Mi = M[i]
         if not bound_ok(ph, Mi):
             err[0] = ERR_PHI_BOUND
             err[1] = i
             return 0.0
         ph = min(max(ph, 0.0), Mi)
-        r = a_scale * Mi + ph
-        s += np.log(r / kept_r[k])
-        for j in range(d):
-            g_p[j] += tmp[j] / r
-    return s
+        rate = a_scale * Mi + ph
+        s, p, npf = log_accumulate(s, p, npf, rate / kept_r[k])
+        if kind == TG or kind == GAUSS:
+            add_quadratic_grad(X, w, beta, i, theta_p, 1.0 / rate, g_p)
+        elif kind == RLR:
+            add_row(X, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g_p)
+        else:
+            for j in range(d):
+                g_p[j] += tmp[j] / rate
+    return log_flush(s, p)
 
 
 # Same explicit state as PoissonMH: ``(theta, lp, err, buf, kept_i, kept_r)``.

@@ -24,9 +24,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from samplers.hotloop import (
+    PREFETCH_AHEAD,
+    ll_pair,
+    log_accumulate,
+    log_flush,
+    pair_quadratic,
+    prefetch1,
+    prefetch2,
+    rlr_pair,
+)
 from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import TallData, log_prior, phi_i
+from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, phi_i
 
 ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
 ERR_MESSAGES = {
@@ -99,16 +109,43 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 @njit(cache=True)
 def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alias, Lam: float, rng, buf, err):
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
-    at theta (thinning) and theta' (ratio term if kept) back to back (one random memory access per
-    candidate instead of two). Returns ``(log_ratio, B, nk, buf)``."""
+    at theta (thinning) and theta' (ratio term if kept) in one pass (:func:`samplers.hotloop.ll_pair`;
+    rows prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
+    running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
+    Returns ``(log_ratio, B, nk, buf)``."""
     B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    kind = t.kind
+    X = t.X
+    y = t.y
+    w = t.w
+    beta = t.beta
+    nu = t.nu
+    shift = t.shift
+    M = t.M
+    ncol = X.shape[1]
     s = 0.0
+    p = 1.0
+    npf = 0
     nk = 0
     for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            ia = buf[b + PREFETCH_AHEAD]
+            for j in range(0, ncol, 8):
+                prefetch2(X, ia, j)
+            prefetch2(X, ia, ncol - 1)
+            prefetch1(M, ia)
+            prefetch1(shift, ia)
         i = buf[b]
-        ph = phi_i(t, i, theta)
-        php = phi_i(t, i, theta_p)
-        Mi = t.M[i]
+        if kind == TG or kind == GAUSS:
+            l0, l1 = pair_quadratic(X, w, beta, i, theta, theta_p)
+        elif kind == RLR:
+            l0, l1 = rlr_pair(X, y, beta, nu, i, theta, theta_p)
+        else:
+            l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
+        sh = shift[i]
+        ph = l0 + sh
+        php = l1 + sh
+        Mi = M[i]
         if not (bound_ok(ph, Mi) and bound_ok(php, Mi)):
             err[0] = ERR_PHI_BOUND
             err[1] = i
@@ -116,10 +153,10 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
         ph = min(max(ph, 0.0), Mi)
         php = min(max(php, 0.0), Mi)
         a = a_scale * Mi
-        if keep(rng, a, ph, Mi):
-            s += np.log((a + php) / (a + ph))
+        if rng.random() * (a + Mi) < a + ph:  # keep(rng, a, ph, Mi), inlined
+            s, p, npf = log_accumulate(s, p, npf, (a + php) / (a + ph))
             nk += 1
-    return s, B, nk, buf
+    return log_flush(s, p), B, nk, buf
 
 
 @njit(cache=True)

@@ -20,10 +20,20 @@ import math
 import numpy as np
 from numba import njit
 
+from samplers.hotloop import (
+    PREFETCH_AHEAD,
+    ll_pair,
+    log_accumulate,
+    log_flush,
+    pair_quadratic,
+    prefetch1,
+    prefetch2,
+    rlr_pair,
+)
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import draw_candidates
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import TallData, log_prior, loglik_i
+from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
 
 
 @njit(cache=True)
@@ -43,25 +53,49 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     B, buf = draw_candidates(prob, alias, lam + C * Md, rng, buf)
     if B > kept_i.shape[0]:
         kept_i = np.empty(2 * B, dtype=np.int64)
+    # hot loop on the arrays (no NamedTuple per call), both U values from one pass over the row,
+    # rows prefetched PREFETCH_AHEAD candidates ahead, logs through a running product (hotloop)
+    kind = t.kind
+    X = t.X
+    y = t.y
+    w = t.w
+    beta = t.beta
+    nu = t.nu
+    c = t.c
+    ncol = X.shape[1]
     s = 0.0
+    p = 1.0
+    npf = 0
     nk = 0
     for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            ia = buf[b + PREFETCH_AHEAD]
+            for j in range(0, ncol, 8):
+                prefetch2(X, ia, j)
+            prefetch2(X, ia, ncol - 1)
+            prefetch1(c, ia)
         i = buf[b]
-        ci = t.c[i]
+        ci = c[i]
         cm = ci * Md
+        if kind == TG or kind == GAUSS:
+            l0, l1 = pair_quadratic(X, w, beta, i, theta, theta_p)
+        elif kind == RLR:
+            l0, l1 = rlr_pair(X, y, beta, nu, i, theta, theta_p)
+        else:
+            l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         # U(theta') - U(theta) = ll(theta) - ll(theta')
-        du = loglik_i(t, i, theta) - loglik_i(t, i, theta_p)
+        du = l0 - l1
         if abs(du) > cm * (1.0 + 1e-9) + 1e-12:
             err[0] = ERR_TUNA_BOUND
             err[1] = i
             return np.nan, B, nk, buf, kept_i
         ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
         a = lam * ci / C
-        if keep(rng, a, ph, cm):
-            s += math.log((a + cm - ph) / (a + ph))
+        if rng.random() * (a + cm) < a + ph:  # keep(rng, a, ph, cm), inlined
+            s, p, npf = log_accumulate(s, p, npf, (a + cm - ph) / (a + ph))
             kept_i[nk] = i
             nk += 1
-    return s, B, nk, buf, kept_i
+    return log_flush(s, p), B, nk, buf, kept_i
 
 
 @njit(cache=True)

@@ -1,0 +1,359 @@
+"""Hot-loop helpers of the exact minibatch MH kernels (samplers/hotloop.py) and the fast paths of
+poisson_mh / tuna_mh / poisson_mala|barker against straightforward reference implementations.
+
+All checks are deterministic equalities (same random stream, rounding-level tolerances), so their
+false-alarm probability is 0; each test also shows that a deliberately broken variant is caught.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+import samplers  # noqa: F401  (sets the Numba cache dir)
+from samplers import hotloop as H
+from samplers.alias import alias_draw, build_alias
+from samplers.kernels.poisson_grad import counts_and_grad, ratio_and_grad_at
+from samplers.kernels.poisson_mh import poisson_counts_ratio
+from samplers.kernels.tuna_mh import tuna_log_ratio
+from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, draw_candidates
+from samplers.targets import tall
+
+RTOL = 1e-12
+
+
+def _targets(rng: np.random.Generator, N: int = 200) -> dict[str, tuple[tall.TallData, np.ndarray]]:
+    """One small instance per kind with a theta inside its support."""
+    Y, s2 = tall.make_truncated_gaussian_data(rng, N, 7)
+    X, y = tall.make_regression_data(rng, N, 5)
+    lab = (rng.random(N) < 0.5).astype(float)
+    out = {
+        "tg": (tall.truncated_gaussian(Y, s2, beta=0.3, K=3.0), 0.5 * rng.standard_normal(7)),
+        "gauss": (tall.gaussian_location(Y, beta=0.7, box=4.0), 0.5 * rng.standard_normal(7)),
+        "rlr": (tall.robust_regression(X, y, beta=0.2, nu=4.0, R=15.0), rng.standard_normal(5)),
+        "logistic": (tall.logistic_regression(X, lab, R=5.0), 0.3 * rng.standard_normal(5)),
+        "linreg": (tall.linear_regression_l1(X, y, 1.3, 0.0), rng.standard_normal(5)),
+        "ica": (tall.ica(rng.standard_normal((N, 3))), np.eye(3).ravel() + 0.1 * rng.standard_normal(9)),
+        "mixture": (tall.gaussian_mixture(tall.make_mixture_data(rng, N), box=3.0), np.array([0.2, 0.9])),
+    }
+    return out
+
+
+@njit(cache=True)
+def _ref_pairs(t, theta, theta_p):
+    n = t.X.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        out[i, 0] = tall.loglik_i(t, i, theta)
+        out[i, 1] = tall.loglik_i(t, i, theta_p)
+    return out
+
+
+@njit(cache=True)
+def _fast_pairs(t, theta, theta_p):
+    n = t.X.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        out[i, 0], out[i, 1] = H.ll_pair(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta, theta_p)
+    return out
+
+
+@njit(cache=True)
+def _ref_grads(t, theta, scale):
+    n, d = t.X.shape[0], theta.shape[0]
+    vals = np.empty(n)
+    g = np.zeros((n, d))
+    for i in range(n):
+        vals[i] = tall.loglik_grad_i(t, i, theta, scale, g[i])
+    return vals, g
+
+
+@njit(cache=True)
+def _fast_grads(t, theta, scale):
+    n, d = t.X.shape[0], theta.shape[0]
+    vals = np.empty(n)
+    g = np.zeros((n, d))
+    vals1 = np.empty(n)
+    g2 = np.zeros((n, d))
+    for i in range(n):
+        vals[i] = H.ll_grad_one(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta, scale, g[i])
+        vals1[i] = H.ll_one(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta)
+        if t.kind == tall.TG or t.kind == tall.GAUSS:
+            H.add_quadratic_grad(t.X, t.w, t.beta, i, theta, scale, g2[i])
+        elif t.kind == tall.RLR:
+            r = H.one_dot(t.X, t.y[i], i, theta)
+            H.add_row(t.X, i, scale * t.beta * (t.nu + 1.0) * r / (t.nu + r * r), g2[i])
+    return vals, g, vals1, g2
+
+
+@pytest.mark.parametrize("name", ["tg", "gauss", "rlr", "logistic", "linreg", "ica", "mixture"])
+def test_fused_pair_equals_two_separate_evaluations(name):
+    rng = np.random.default_rng(11)
+    t, theta = _targets(rng)[name]
+    theta_p = theta + 0.05 * rng.standard_normal(theta.shape[0])
+    ref = _ref_pairs(t, theta, theta_p)
+    fast = _fast_pairs(t, theta, theta_p)
+    np.testing.assert_allclose(fast, ref, rtol=RTOL, atol=1e-300)
+    # mutant: swapping the two points must be caught
+    assert not np.allclose(fast[:, ::-1], ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["tg", "gauss", "rlr", "logistic", "linreg", "ica", "mixture"])
+def test_array_value_and_gradient_equal_loglik_grad_i(name):
+    rng = np.random.default_rng(12)
+    t, theta = _targets(rng)[name]
+    vals, g = _ref_grads(t, theta, 0.37)
+    fv, fg, fv1, fg2 = _fast_grads(t, theta, 0.37)
+    np.testing.assert_array_equal(fv, vals)  # same arithmetic, no fastmath: bit-identical
+    np.testing.assert_array_equal(fv1, vals)
+    np.testing.assert_array_equal(fg, g)
+    if name in ("tg", "gauss", "rlr"):
+        np.testing.assert_allclose(fg2, g, rtol=1e-10, atol=1e-14 * np.abs(g).max())
+        assert not np.allclose(-fg2, g, rtol=1e-6)  # mutant: wrong sign is caught
+    if name == "tg":
+        one = np.array([H.one_quadratic(t.X, t.w, t.beta, i, theta) for i in range(t.X.shape[0])])
+        np.testing.assert_allclose(one, vals, rtol=RTOL)
+
+
+@njit(cache=True)
+def _running(ratios, flush):
+    s, p, n = 0.0, 1.0, 0
+    for k in range(ratios.shape[0]):
+        s, p, n = H.log_accumulate(s, p, n, ratios[k])
+    if flush:
+        return H.log_flush(s, p)
+    return s
+
+
+def test_running_product_log_equals_sum_of_logs():
+    rng = np.random.default_rng(3)
+    for lo, hi, n in [(0.56, 1.78, 10_000), (1e-3, 1e3, 5000), (0.999, 1.001, 777), (0.5, 2.0, 1)]:
+        r = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+        ref = math.fsum(np.log(r))
+        got = _running(r, True)
+        assert abs(got - ref) <= RTOL * max(1.0, np.abs(np.log(r)).sum()), (lo, hi, got, ref)
+    # extreme single ratios take the direct-log path (no overflow / underflow of the product)
+    r = np.array([1e150, 3.0, 1e-160, 1e120, 1e120, 0.25, 1e-300])
+    assert abs(_running(r, True) - math.fsum(np.log(r))) <= 1e-12 * np.abs(np.log(r)).sum()
+    # mutant: forgetting the final flush is caught
+    r = np.exp(rng.uniform(-0.5, 0.5, 45))
+    assert abs(_running(r, False) - math.fsum(np.log(r))) > 1e-6
+
+
+@njit(cache=True)
+def _rowsum(X, idx, pf):
+    s = 0.0
+    for k in range(idx.shape[0]):
+        if pf and k + 4 < idx.shape[0]:
+            for j in range(0, X.shape[1], 8):
+                H.prefetch2(X, idx[k + 4], j)
+            H.prefetch2(X, idx[k + 4], X.shape[1] - 1)
+            H.prefetch1(X[:, 0].copy(), 0)
+        for j in range(X.shape[1]):
+            s += X[idx[k], j]
+    return s
+
+
+def test_prefetch_is_semantically_a_no_op():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((5000, 20))
+    idx = rng.integers(0, 5000, 3000)
+    assert _rowsum(X, idx, True) == _rowsum(X, idx, False)
+
+
+@njit(cache=True)
+def _ref_draws(prob, alias, Lam, rng, out):
+    B = rng.poisson(Lam)
+    for b in range(B):
+        out[b] = alias_draw(prob, alias, rng)
+    return B
+
+
+@pytest.mark.parametrize("n", [50, ALIAS_PREFETCH_MIN + 123])
+def test_draw_candidates_same_stream_as_alias_draws(n):
+    rng = np.random.default_rng(5)
+    w = rng.gamma(0.5, size=n) + 1e-3
+    prob, alias = build_alias(w)
+    r1, r2 = np.random.default_rng(9), np.random.default_rng(9)
+    buf = np.empty(16, dtype=np.int64)  # too small: regrown
+    ref = np.empty(100_000, dtype=np.int64)
+    for Lam in (3000.0, 17.5, 0.0, 5000.0):
+        B, buf = draw_candidates(prob, alias, Lam, r1, buf)
+        Br = _ref_draws(prob, alias, Lam, r2, ref)
+        assert B == Br
+        np.testing.assert_array_equal(buf[:B], ref[:B])
+    assert r1.random() == r2.random()  # streams still aligned
+
+
+# ----------------------------------------------------------------------------- kernel fast paths
+@njit(cache=True)
+def _ref_poisson_mh(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
+    """The original (pre-optimisation) fused PoissonMH pass: generic phi_i, keep coin, one log each."""
+    B = rng.poisson(Lam)
+    for b in range(B):
+        buf[b] = alias_draw(prob, alias, rng)
+    s = 0.0
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        ph = min(max(tall.phi_i(t, i, theta), 0.0), t.M[i])
+        php = min(max(tall.phi_i(t, i, theta_p), 0.0), t.M[i])
+        a = a_scale * t.M[i]
+        if rng.random() * (a + t.M[i]) < a + ph:
+            s += np.log((a + php) / (a + ph))
+            nk += 1
+    return s, B, nk
+
+
+@pytest.mark.parametrize(
+    "name,N",
+    [("tg", 300), ("rlr", 300), ("logistic", 300), ("mixture", 300), ("tg", ALIAS_PREFETCH_MIN + 10)],
+)
+def test_poisson_counts_ratio_matches_reference(name, N):
+    rng = np.random.default_rng(6)
+    t, theta = _targets(rng, N)[name]
+    if N > 1000:  # paper-style tempering N beta = 1 keeps L (hence B) moderate
+        Y, s2 = tall.make_truncated_gaussian_data(rng, N, 20)
+        t, theta = tall.truncated_gaussian(Y, s2, beta=1.0 / N, K=3.0), 0.1 * rng.standard_normal(20)
+    L = float(t.M.sum())
+    lam = max(3000.0 - L, 0.2 * L)
+    assert lam + L < 1e5, L
+    prob, alias = build_alias(t.M)
+    err = np.zeros(2, dtype=np.int64)
+    for rep in range(5):
+        theta_p = theta + 0.02 * rng.standard_normal(theta.shape[0])
+        r1, r2 = np.random.default_rng(rep), np.random.default_rng(rep)
+        s, B, nk, _ = poisson_counts_ratio(
+            t, theta, theta_p, lam / L, prob, alias, lam + L, r1, np.empty(8, dtype=np.int64), err
+        )
+        sr, Br, nkr = _ref_poisson_mh(
+            t, theta, theta_p, lam / L, prob, alias, lam + L, r2, np.empty(200_000, dtype=np.int64)
+        )
+        assert err[0] == 0 and (B, nk) == (Br, nkr) and B > 0
+        assert abs(s - sr) <= 1e-10 * max(1.0, abs(sr)), (s, sr)
+        assert not abs(-s - sr) <= 1e-10 * max(1.0, abs(sr)) or sr == 0.0  # mutant: sign flip caught
+
+
+@njit(cache=True)
+def _ref_tuna(t, theta, theta_p, chi, C, prob, alias, rng, buf):
+    s2 = 0.0
+    for j in range(theta.shape[0]):
+        s2 += (theta_p[j] - theta[j]) ** 2
+    Md = math.sqrt(s2)
+    lam = chi * C * C * Md * Md
+    B = rng.poisson(lam + C * Md)
+    for b in range(B):
+        buf[b] = alias_draw(prob, alias, rng)
+    s = 0.0
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        cm = t.c[i] * Md
+        du = tall.loglik_i(t, i, theta) - tall.loglik_i(t, i, theta_p)
+        ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
+        a = lam * t.c[i] / C
+        if rng.random() * (a + cm) < a + ph:
+            s += math.log((a + cm - ph) / (a + ph))
+            nk += 1
+    return s, B, nk
+
+
+@pytest.mark.parametrize("name", ["tg", "rlr", "logistic"])
+def test_tuna_log_ratio_matches_reference(name):
+    rng = np.random.default_rng(7)
+    t, theta = _targets(rng, 400)[name]
+    C = float(t.c.sum())
+    prob, alias = build_alias(t.c)
+    err = np.zeros(2, dtype=np.int64)
+    chi = 50.0 / C**2
+    for rep in range(5):
+        theta_p = theta + 0.05 * rng.standard_normal(theta.shape[0])
+        r1, r2 = np.random.default_rng(rep), np.random.default_rng(rep)
+        s, B, nk, _, kept = tuna_log_ratio(
+            t,
+            theta,
+            theta_p,
+            chi,
+            C,
+            prob,
+            alias,
+            r1,
+            np.empty(4, dtype=np.int64),
+            np.empty(4, dtype=np.int64),
+            err,
+        )
+        sr, Br, nkr = _ref_tuna(t, theta, theta_p, chi, C, prob, alias, r2, np.empty(100_000, dtype=np.int64))
+        assert err[0] == 0 and (B, nk) == (Br, nkr) and B > 0
+        assert abs(s - sr) <= 1e-10 * max(1.0, abs(sr))
+
+
+@njit(cache=True)
+def _ref_counts_grad(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
+    d = theta.shape[0]
+    B = rng.poisson(Lam)
+    for b in range(B):
+        buf[b] = alias_draw(prob, alias, rng)
+    g = np.zeros(d)
+    tall.log_prior_grad(t, theta, g)
+    g_p = np.zeros(d)
+    tall.log_prior_grad(t, theta_p, g_p)
+    tmp = np.zeros(d)
+    s = 0.0
+    nk = 0
+    for b in range(B):
+        i = buf[b]
+        tmp[:] = 0.0
+        ph = min(max(tall.loglik_grad_i(t, i, theta, 1.0, tmp) + t.shift[i], 0.0), t.M[i])
+        a = a_scale * t.M[i]
+        if rng.random() * (a + t.M[i]) < a + ph:
+            nk += 1
+            g += tmp / (a + ph)
+            tmp[:] = 0.0
+            php = min(max(tall.loglik_grad_i(t, i, theta_p, 1.0, tmp) + t.shift[i], 0.0), t.M[i])
+            g_p += tmp / (a + php)
+            s += math.log((a + php) / (a + ph))
+    return s, B, nk, g, g_p
+
+
+@pytest.mark.parametrize("name", ["tg", "rlr", "logistic", "mixture"])
+def test_poisson_grad_passes_match_reference(name):
+    rng = np.random.default_rng(8)
+    t, theta = _targets(rng, 300)[name]
+    d = theta.shape[0]
+    L = float(t.M.sum())
+    lam = max(3000.0 - L, 0.2 * L)
+    assert lam + L < 1e5, L
+    prob, alias = build_alias(t.M)
+    err = np.zeros(2, dtype=np.int64)
+    for rep in range(4):
+        theta_p = theta + 0.02 * rng.standard_normal(d)
+        r1, r2 = np.random.default_rng(rep), np.random.default_rng(rep)
+        g, g_p, tmp = np.zeros(d), np.zeros(d), np.zeros(d)
+        B, nk, _, ki, kr = counts_and_grad(
+            t,
+            theta,
+            lam / L,
+            prob,
+            alias,
+            lam + L,
+            r1,
+            np.empty(4, dtype=np.int64),
+            np.empty(4, dtype=np.int64),
+            np.empty(4),
+            g,
+            tmp,
+            err,
+        )
+        s = ratio_and_grad_at(t, theta_p, lam / L, ki, kr, nk, g_p, tmp, err)
+        sr, Br, nkr, gr, gpr = _ref_counts_grad(
+            t, theta, theta_p, lam / L, prob, alias, lam + L, r2, np.empty(100_000, dtype=np.int64)
+        )
+        assert err[0] == 0 and (B, nk) == (Br, nkr) and B > 0
+        assert abs(s - sr) <= 1e-10 * max(1.0, abs(sr))
+        scale = max(np.abs(gr).max(), 1e-300)
+        np.testing.assert_allclose(g, gr, rtol=1e-9, atol=1e-12 * scale)
+        np.testing.assert_allclose(g_p, gpr, rtol=1e-9, atol=1e-12 * scale)
+        assert not np.allclose(g_p, gr, rtol=1e-6)  # mutant: gradient at the wrong point is caught
