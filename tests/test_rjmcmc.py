@@ -72,14 +72,14 @@ def test_wrappers_validate_and_record_moves():
 
 
 def test_exact_and_austere_find_the_relevant_features():
-    """Synthetic data (3 relevant of 10 features + constant, N = 5000): both tests include the
+    """Synthetic data (3 relevant of 10 features + constant, N = 1000): both tests include the
     relevant features with posterior probability > 0.9 and irrelevant ones < 0.3. Deterministic
     (fixed seeds; false-alarm probability 0); the mutant here is the data-free check: with the labels
     shuffled no feature stays relevant (probability of the first three > 0.9 fails)."""
-    pr = R.build_problem("rj_logistic_synth", 0)
-    kw = {"step": 0.05, "birth_sd": 0.5, "lam": 0.5}
-    for meth, extra in (("rjmcmc_exact", {}), ("rjmcmc_austere", {"m": 200, "eps": 0.05})):
-        res = R.run(meth, pr, 6000, 3, **kw, **extra)
+    pr = R.build_problem("rj_logistic_synth", 0, scale="smoke")
+    kw = {"step": 0.1, "birth_sd": 0.5, "lam": 0.5}
+    for meth, extra in (("rjmcmc_exact", {}), ("rjmcmc_austere", {"m": 100, "eps": 0.05})):
+        res = R.run(meth, pr, 4000, 3, **kw, **extra)
         incl = (res.samples[1000:] != 0).mean(axis=0)
         assert np.all(incl[:3] > 0.9) and np.all(incl[3:10] < 0.3), (meth, incl)
     rng = np.random.default_rng(0)
@@ -91,7 +91,7 @@ def test_exact_and_austere_find_the_relevant_features():
         pr.init,
         meta=pr.meta,
     )
-    res = R.run("rjmcmc_exact", shuffled, 6000, 3, **kw)
+    res = R.run("rjmcmc_exact", shuffled, 4000, 3, **kw)
     incl = (res.samples[1000:] != 0).mean(axis=0)
     assert not np.all(incl[:3] > 0.9)
 

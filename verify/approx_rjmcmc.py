@@ -63,6 +63,8 @@ class RJLattice:
         self.states = np.array(states)
         self.S = len(states)
         self.index = {self.key(s): i for i, s in enumerate(self.states)}
+        self._lookup = np.full(9**D_TINY, len(states), dtype=np.int64)  # base-9 code -> row
+        self._lookup[self._code(self.states)] = np.arange(len(states))
         self.log_pi = self._log_target()
         self.Q = self._proposal()
         self.P = self._transition()
@@ -71,11 +73,17 @@ class RJLattice:
     def key(theta: np.ndarray) -> tuple:
         return tuple(np.round(np.asarray(theta) / H * 2).astype(int))  # 2 theta / h: odd ints or 0
 
+    @staticmethod
+    def _code(X: np.ndarray) -> np.ndarray:
+        r = np.clip(np.round(np.asarray(X) / H * 2).astype(np.int64) + 4, 0, 8)  # 2 theta / h in -4..4
+        return r @ (9 ** np.arange(D_TINY))
+
     def codes(self, X: np.ndarray) -> np.ndarray:
         """Row index of every row of X (S = not a state)."""
-        out = np.empty(len(X), dtype=np.int64)
-        for r, th in enumerate(X):
-            out[r] = self.index.get(self.key(th), self.S)
+        off = np.abs(np.round(np.asarray(X) / H * 2) - np.asarray(X) / H * 2).max(axis=1) > 1e-9
+        off |= np.abs(X).max(axis=1) > (M - 0.5) * H + 1e-12
+        out = self._lookup[self._code(X)]
+        out[off] = self.S
         return out
 
     def _log_target(self) -> np.ndarray:

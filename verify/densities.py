@@ -2,8 +2,12 @@
 
 The kernels use the ``@njit`` functions of :mod:`samplers.targets.tall`; ``verify`` recomputes the same
 quantities from the target's *data fields* with vectorised NumPy written from the formulas in the
-constructors' docstrings (seed 001 App. F; Welling & Teh 2011), so that a bug in one path shows up as
-a disagreement. Nothing here imports the njit target code.
+constructors' docstrings (seed 001 App. F; Welling & Teh 2011; seed 002 §6.2 ICA and §6.4 L1-regularised
+linear regression), so that a bug in one path shows up as a disagreement. Nothing here imports the njit
+target code.
+
+ICA: theta = vec(W) row-major, ll_i = beta sum_j log p(w_j^T x_i) with p(y) = 1 / (4 cosh^2(y / 2)); the
+global beta N log|det W| term belongs to the prior path (as in the kernels), see :func:`log_prior`.
 
 All functions take ``theta`` of shape ``(d,)`` or ``(n, d)``; per-datum arrays are ``(n, N)``.
 """
@@ -14,6 +18,8 @@ import numpy as np
 
 from samplers.targets.tall import (
     GAUSS,
+    ICA,
+    LINREG,
     LOGISTIC,
     MIXTURE,
     RLR,
@@ -49,7 +55,26 @@ def loglik_terms(t: TallData, theta: np.ndarray) -> np.ndarray:
         b = yv - th[:, 0:1] - th[:, 1:2]
         val = np.logaddexp(-0.5 * a * a / s2, -0.5 * b * b / s2) + np.log(0.5)
         return t.beta * (val - 0.5 * np.log(2.0 * np.pi * s2))
+    if t.kind == LINREG:
+        r = t.y[None, :] - th @ t.X.T
+        return -0.5 * t.beta * r * r / t.nu
+    if t.kind == ICA:
+        Y = _ica_sources(t, th)
+        a = np.abs(Y)
+        return t.beta * (-a - 2.0 * np.log1p(np.exp(-a))).sum(axis=-1)
     raise ValueError(f"unknown target kind {t.kind}")
+
+
+def _ica_W(t: TallData, th: np.ndarray) -> np.ndarray:
+    D = t.X.shape[1]
+    if th.shape[1] != D * D:
+        raise ValueError(f"ICA theta must have D^2 = {D * D} entries, got {th.shape[1]}")
+    return th.reshape(th.shape[0], D, D)
+
+
+def _ica_sources(t: TallData, th: np.ndarray) -> np.ndarray:
+    """y = W x_i for every theta and datum: ``(n, N, D)``."""
+    return np.einsum("njq,iq->nij", _ica_W(t, th), t.X)
 
 
 def loglik_grad_terms(t: TallData, theta: np.ndarray) -> np.ndarray:
@@ -75,6 +100,14 @@ def loglik_grad_terms(t: TallData, theta: np.ndarray) -> np.ndarray:
         wa = 1.0 / (1.0 + np.exp(np.clip(lb - la, -700, 700)))
         wb = 1.0 - wa
         return t.beta * np.stack([(wa * a + wb * b) / s2, wb * b / s2], axis=-1)
+    if t.kind == LINREG:
+        r = t.y[None, :] - th @ t.X.T
+        return (t.beta * r / t.nu)[:, :, None] * t.X[None, :, :]
+    if t.kind == ICA:
+        # d/dy log p(y) = -tanh(y / 2); d y_j / d W_jq = x_q
+        g = -np.tanh(0.5 * _ica_sources(t, th))
+        n, N, D = g.shape
+        return t.beta * (g[:, :, :, None] * t.X[None, :, None, :]).reshape(n, N, D * D)
     raise ValueError(f"unknown target kind {t.kind}")
 
 
@@ -89,11 +122,23 @@ def in_support(t: TallData, theta: np.ndarray) -> np.ndarray:
     return ok
 
 
+def _ica_logdet(t: TallData, th: np.ndarray) -> np.ndarray:
+    """beta N log|det W| (-inf where W is singular): ``(n,)``."""
+    sign, ld = np.linalg.slogdet(_ica_W(t, th))
+    return np.where(sign != 0, t.beta * t.X.shape[0] * ld, -np.inf)
+
+
 def log_prior(t: TallData, theta: np.ndarray) -> np.ndarray:
-    """Unnormalised Gaussian (or flat) log prior, -inf outside the support: ``(n,)``."""
+    """Unnormalised log prior, -inf outside the support: ``(n,)``. Gaussian part
+    -1/2 sum_j prec_j (theta_j - mean_j)^2, Laplace part -prior_l1 sum_j |theta_j - mean_j| (seed 002
+    §6.4), and for ICA the global likelihood term beta N log|det W| (seed 002 §6.2)."""
     th = _theta2(theta)
     r = th - t.prior_mean[None, :]
     lp = -0.5 * (t.prior_prec[None, :] * r * r).sum(axis=1)
+    if t.prior_l1 != 0.0:
+        lp = lp - t.prior_l1 * np.abs(r).sum(axis=1)
+    if t.kind == ICA:
+        lp = lp + _ica_logdet(t, th)
     return np.where(in_support(t, th), lp, -np.inf)
 
 
@@ -109,9 +154,16 @@ def log_post(t: TallData, theta: np.ndarray) -> np.ndarray:
 
 
 def log_post_grad(t: TallData, theta: np.ndarray) -> np.ndarray:
-    """Gradient of the log posterior ``(n, d)`` (prior + all data; support ignored)."""
+    """Gradient of the log posterior ``(n, d)`` (prior + all data; support ignored). Laplace part: the
+    subgradient -prior_l1 sign(theta - mean) (0 at the kink); ICA: + beta N W^{-T}."""
     th = _theta2(theta)
-    g = -t.prior_prec[None, :] * (th - t.prior_mean[None, :])
+    r = th - t.prior_mean[None, :]
+    g = -t.prior_prec[None, :] * r
+    if t.prior_l1 != 0.0:
+        g = g - t.prior_l1 * np.sign(r)
+    if t.kind == ICA:
+        Winv = np.linalg.inv(_ica_W(t, th))
+        g = g + t.beta * t.X.shape[0] * np.transpose(Winv, (0, 2, 1)).reshape(th.shape[0], -1)
     return g + loglik_grad_terms(t, th).sum(axis=1)
 
 
