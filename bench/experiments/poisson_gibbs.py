@@ -38,6 +38,7 @@ from samplers.kernels import continuous_gibbs as CG
 from samplers.kernels import doublemin_gibbs as DM
 from samplers.kernels import gibbs as G
 from samplers.kernels import mgpmh as MG
+from samplers.kernels import min_gibbs as MI
 from samplers.kernels import poisson_gibbs as PG
 from samplers.targets.factor_graph import FactorGraph
 from samplers.targets.tall import log_post
@@ -110,6 +111,19 @@ def advance_mgpmh(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched
 
 
 @njit(cache=True)
+def advance_min(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, counts, last,
+                t0: int, t1: int, rng):
+    """MIN-Gibbs via the real ``min_gibbs_step``; returns (global factor draws, same)."""
+    ne = 0
+    for t in range(t0 + 1, t1 + 1):
+        i = rng.integers(0, fg.n)
+        old = x[i]
+        ne += MI.min_gibbs_step(fg, x, eps, gprob, galias, grate, logits, glam, i, rng, 0)
+        _move(counts, last, i, old, x[i], t)
+    return ne, ne
+
+
+@njit(cache=True)
 def advance_doublemin(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits,
                       gprob, galias, grate, glam: float, counts, last, t0: int, t1: int, rng):
     ne = 0
@@ -165,6 +179,7 @@ POTTS_METHODS = {
     "pg_1": {"method": "poisson_gibbs", "lam_L2": 1.0},
     "pg_5": {"method": "poisson_gibbs", "lam_L2": 5.0},
     "mgpmh_1": {"method": "mgpmh", "lam_L2": 1.0},
+    "min_1": {"method": "min_gibbs", "lam_L2": 1.0},
     "dmin_1_1": {"method": "doublemin_gibbs", "lam_L2": 1.0, "lam2_L2": 1.0},
     "dmin_1_1e4": {"method": "doublemin_gibbs", "lam_L2": 1.0, "lam2_L2": 1e4},
 }
@@ -220,6 +235,13 @@ def run_potts_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list
 
         def adv(c, la, t0, t1):
             return advance_mgpmh(fg, *st, c, la, t0, t1, rng)
+    elif method == "min_gibbs":
+        gprob, galias, grate, _ = global_tables(fg, lam)
+        st = MI.min_gibbs_init(fg, x, gprob, galias, grate)
+        x = st[0]
+
+        def adv(c, la, t0, t1):
+            return advance_min(fg, *st, lam, c, la, t0, t1, rng)
     else:
         glam = cfg["lam2_L2"] * L * L
         p_, a_, Msum = PG.build_local_tables(fg, 1.0)
@@ -284,7 +306,7 @@ def summarize_potts(df: pd.DataFrame, settings: dict, out: Any) -> None:
     out.table("pg_potts_curves", curves, caption="Marginal l2 error vs iterations / seconds "
                                                  "(mean over runs) — Figs 1a,b, 2a,b data.")
     for fig_name, labels in (("fig1a_2a_potts", ["gibbs", "pg_1", "dmin_1_1", "dmin_1_1e4",
-                                                  "mgpmh_1"]),
+                                                  "mgpmh_1", "min_1"]),
                              ("fig1b_2b_potts", ["gibbs", "pg_0.1", "pg_1", "pg_5"])):
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
         for lab in labels:
@@ -338,11 +360,7 @@ def _spin_truth(rows: int, truth_iter: int, bins: int, m: int, k: int,
                           np.random.SeedSequence(20191122), np.array([truth_iter]))
     _TRUTH[key] = hist
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy")
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, hist)
-        os.replace(tmp, path)
+        _save_npy(path, hist)
     return hist
 
 
@@ -473,25 +491,46 @@ def _log_post_grid(t, xs, out):
 _LP_CACHE: dict = {}
 
 
-def tgm_log_post_grid(N: int, temperature: float, box: float, grid: int, seed) -> np.ndarray:
-    """Full-data log posterior at the histogram-cell centres (grid x grid), cached per process."""
+def _save_npy(path: Path, arr: np.ndarray) -> None:
+    """Atomic .npy write (temp file + os.replace)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy")
+    with os.fdopen(fd, "wb") as fh:
+        np.save(fh, arr)
+    os.replace(tmp, path)
+
+
+def tgm_log_post_grid(N: int, temperature: float, box: float, grid: int, seed,
+                      cache_dir: Path | None = None) -> np.ndarray:
+    """Full-data log posterior at the histogram-cell centres (grid x grid; grid^2 N likelihood
+    evaluations), cached per process and (deterministic) as an .npy in ``cache_dir``."""
     from samplers.targets import tall
 
     key = (N, temperature, box, grid, seed)
-    if key not in _LP_CACHE:
-        y = tall.make_mixture_data(np.random.default_rng(seed), N)
-        t = tall.gaussian_mixture(y, temperature=temperature, box=box)
-        edges = np.linspace(-box, box, grid + 1)
-        xs = 0.5 * (edges[1:] + edges[:-1])
-        lp = np.empty((grid, grid))
-        _log_post_grid(t, xs, lp)
-        _LP_CACHE[key] = lp
-    return _LP_CACHE[key]
+    if key in _LP_CACHE:
+        return _LP_CACHE[key]
+    path = None
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"_tgm_logpost_{N}_{temperature:g}_{box:g}_{grid}_{seed}.npy"
+        if path.exists():
+            _LP_CACHE[key] = np.load(path)
+            return _LP_CACHE[key]
+    y = tall.make_mixture_data(np.random.default_rng(seed), N)
+    t = tall.gaussian_mixture(y, temperature=temperature, box=box)
+    edges = np.linspace(-box, box, grid + 1)
+    xs = 0.5 * (edges[1:] + edges[:-1])
+    lp = np.empty((grid, grid))
+    _log_post_grid(t, xs, lp)
+    _LP_CACHE[key] = lp
+    if path is not None:
+        _save_npy(path, lp)
+    return lp
 
 
-def tgm_true_density(N: int, temperature: float, box: float, grid: int, seed) -> np.ndarray:
+def tgm_true_density(N: int, temperature: float, box: float, grid: int, seed,
+                     cache_dir: Path | None = None) -> np.ndarray:
     """True density on the histogram-cell centres, normalised to cell probabilities."""
-    lp = tgm_log_post_grid(N, temperature, box, grid, seed)
+    lp = tgm_log_post_grid(N, temperature, box, grid, seed, cache_dir)
     p = np.exp(lp - lp.max())
     return p / p.sum()
 
@@ -503,6 +542,7 @@ def run_tgm_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[d
     s = ctx.settings
     method = params["method"]
     data_seed = 2019
+    cache = Path(ctx.out_dir).parent if getattr(ctx, "out_dir", None) is not None else None
     if method == "poisson_mh":
         prob = R.build_problem("gaussian_mixture", seed=data_seed, N=s["N"],
                                temperature=s["temperature"], box=s["box"])
@@ -519,14 +559,14 @@ def run_tgm_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[d
             off = s["rejection_log_offset"]
             if off is None:  # "tuned w": envelope = max of the energy over the density grid
                 lp_max = float(tgm_log_post_grid(s["N"], s["temperature"], s["box"],
-                                                 int(s["grid"]), data_seed).max())
+                                                 int(s["grid"]), data_seed, cache).max())
                 t = prob.model.tall
                 off = max(0.0, L - (lp_max + float(t.shift.sum())))
             hyper.update(log_offset=off, max_steps=int(s["rejection_max_steps"]))
             n = int(s["rejection_samples"])
         res = R.run(method, prob, n, seed, **hyper)
     grid = int(s["grid"])
-    truth = tgm_true_density(s["N"], s["temperature"], s["box"], grid, data_seed)
+    truth = tgm_true_density(s["N"], s["temperature"], s["box"], grid, data_seed, cache)
     burn = res.samples.shape[0] // 10
     H, _, _ = np.histogram2d(res.samples[burn:, 0], res.samples[burn:, 1], bins=grid,
                              range=[[-s["box"], s["box"]], [-s["box"], s["box"]]])
