@@ -16,8 +16,8 @@ import numpy as np
 from numba import njit
 
 from samplers.kernels.min_gibbs import global_estimate
-from samplers.poisson_minibatch import draw_candidates
-from samplers.targets.factor_graph import FactorGraph, factor_value_at, sample_logits
+from samplers.kernels.poisson_gibbs import local_alias_draw
+from samplers.targets.factor_graph import FactorGraph, factor_slice, sample_logits
 
 MUT_NONE, MUT_REFRESH_CURRENT = 0, 1
 
@@ -39,13 +39,18 @@ def doublemin_gibbs_init(fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arat
     return x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits, gprob, galias, grate
 
 
-@njit(cache=True)
-def doublemin_gibbs_step(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched,
-                         logits, gprob, galias, grate, glam: float, i: int, rng, mutant: int):
-    """Returns ``(accepted, n_evals, B1, B2, buf)``."""
+@njit(cache=True, inline="always")
+def _doublemin_update(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits,
+                      gprob, galias, grate, glam: float, i: int, rng, mutant: int):
+    """Body of :func:`doublemin_gibbs_step`, inlined into the chain loop; same random stream and
+    results as ``draw_candidates`` + factor-by-factor evaluation (no slices, :func:`factor_slice`)."""
     p0 = fg.var_ptr[i]
     p1 = fg.var_ptr[i + 1]
-    B, buf = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
+    B = rng.poisson(Lam[i])
+    if B > buf.shape[0]:
+        buf = np.empty(2 * B, dtype=np.int64)
+    for b in range(B):
+        buf[b] = local_alias_draw(prob, alias, p0, p1 - p0, rng)
     nt = 0
     for b in range(B):
         k = buf[b]
@@ -62,8 +67,9 @@ def doublemin_gibbs_step(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, 
         cnt[k] = 0
         f = fg.var_fac[p0 + k]
         w = c / arate[f]
+        base, stride = factor_slice(fg, f, x, i)
         for v in range(D):
-            logits[v] += w * factor_value_at(fg, f, x, i, v)
+            logits[v] += w * fg.tables[base + v * stride]
     ne = D * nt
     xi = x[i]
     if np.isnan(eps[0]):
@@ -86,6 +92,14 @@ def doublemin_gibbs_step(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, 
 
 
 @njit(cache=True)
+def doublemin_gibbs_step(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched,
+                         logits, gprob, galias, grate, glam: float, i: int, rng, mutant: int):
+    """Returns ``(accepted, n_evals, B1, B2, buf)``."""
+    return _doublemin_update(fg, x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits, gprob,
+                             galias, grate, glam, i, rng, mutant)
+
+
+@njit(cache=True)
 def doublemin_gibbs_sample(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched,
                            logits, gprob, galias, grate, n_iter: int, glam: float, mutant: int, rng,
                            thin: int):
@@ -96,9 +110,9 @@ def doublemin_gibbs_sample(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf
     b2 = np.zeros(n_iter, dtype=np.int64)
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
-        a, ne, B, B2, buf = doublemin_gibbs_step(fg, x, eps, prob, alias, Lam, arate, buf, cnt,
-                                                 touched, logits, gprob, galias, grate, glam, i,
-                                                 rng, mutant)
+        a, ne, B, B2, buf = _doublemin_update(fg, x, eps, prob, alias, Lam, arate, buf, cnt,
+                                              touched, logits, gprob, galias, grate, glam, i, rng,
+                                              mutant)
         acc[it] = a
         nev[it] = ne
         b1[it] = B

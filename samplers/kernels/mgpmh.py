@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.poisson_minibatch import draw_candidates
-from samplers.targets.factor_graph import FactorGraph, factor_value_at, sample_logits
+from samplers.kernels.poisson_gibbs import local_alias_draw
+from samplers.targets.factor_graph import FactorGraph, factor_slice, sample_logits
 
 MUT_NONE, MUT_NO_CORRECTION = 0, 1
 
@@ -37,14 +37,19 @@ def mgpmh_init(fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arate, bufsize
     return x, prob, alias, Lam, arate, buf, cnt, touched, logits
 
 
-@njit(cache=True)
-def mgpmh_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng,
-               mutant: int):
-    """``Lam[i] = lambda sum_{A[i]} M_f / L``, ``arate[f] = lambda M_f / L``.
-    Returns ``(accepted, n_evals, B, buf)``."""
+@njit(cache=True, inline="always")
+def _mgpmh_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int,
+                  rng, mutant: int):
+    """Body of :func:`mgpmh_step`, inlined into the chain loop. Same random stream and results as
+    ``draw_candidates`` + factor-by-factor evaluation; no slices, one index computation per factor
+    (:func:`factor_slice`) for its D proposal values and for the two values of the exact Delta."""
     p0 = fg.var_ptr[i]
     p1 = fg.var_ptr[i + 1]
-    B, buf = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
+    B = rng.poisson(Lam[i])
+    if B > buf.shape[0]:
+        buf = np.empty(2 * B, dtype=np.int64)
+    for b in range(B):
+        buf[b] = local_alias_draw(prob, alias, p0, p1 - p0, rng)
     nt = 0
     for b in range(B):
         k = buf[b]
@@ -61,8 +66,9 @@ def mgpmh_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
         cnt[k] = 0
         f = fg.var_fac[p0 + k]
         w = c / arate[f]
+        base, stride = factor_slice(fg, f, x, i)
         for v in range(D):
-            logits[v] += w * factor_value_at(fg, f, x, i, v)
+            logits[v] += w * fg.tables[base + v * stride]
     ne = D * nt
     xi = x[i]
     v = sample_logits(logits, D, rng.random())
@@ -70,8 +76,8 @@ def mgpmh_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
         return True, ne, B, buf
     dU = 0.0
     for k in range(p0, p1):
-        f = fg.var_fac[k]
-        dU += factor_value_at(fg, f, x, i, v) - factor_value_at(fg, f, x, i, xi)
+        base, stride = factor_slice(fg, fg.var_fac[k], x, i)
+        dU += fg.tables[base + v * stride] - fg.tables[base + xi * stride]
     ne += 2 * (p1 - p0)
     if mutant == MUT_NO_CORRECTION:
         x[i] = v
@@ -84,6 +90,14 @@ def mgpmh_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
 
 
 @njit(cache=True)
+def mgpmh_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng,
+               mutant: int):
+    """``Lam[i] = lambda sum_{A[i]} M_f / L``, ``arate[f] = lambda M_f / L``.
+    Returns ``(accepted, n_evals, B, buf)``."""
+    return _mgpmh_update(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant)
+
+
+@njit(cache=True)
 def mgpmh_sample(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits,
                  n_iter: int, mutant: int, rng, thin: int):
     samples = np.empty((n_iter // thin, fg.n), dtype=np.int64)
@@ -92,8 +106,8 @@ def mgpmh_sample(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched,
     bs = np.zeros(n_iter, dtype=np.int64)
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
-        a, ne, B, buf = mgpmh_step(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i,
-                                   rng, mutant)
+        a, ne, B, buf = _mgpmh_update(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i,
+                                      rng, mutant)
         acc[it] = a
         nev[it] = ne
         bs[it] = B

@@ -26,7 +26,7 @@ from samplers.targets.factor_graph import FactorGraph, factor_value_at, sample_l
 MUT_NONE, MUT_REFRESH_CURRENT = 0, 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def global_estimate(fg: FactorGraph, x, i: int, u: int, gprob, galias, glam: float, grate, rng):
     """One fresh Poisson estimate eps(x_{i<-u}) with B ~ Poisson(glam) global draws; ``grate[f] =
     glam M_f / Psi``. Returns ``(eps, B)``; allocation-free."""
@@ -34,7 +34,9 @@ def global_estimate(fg: FactorGraph, x, i: int, u: int, gprob, galias, glam: flo
     e = 0.0
     for _ in range(B):
         f = alias_draw(gprob, galias, rng)
-        e += math.log1p(factor_value_at(fg, f, x, i, u) / grate[f])
+        phi = factor_value_at(fg, f, x, i, u)
+        if phi > 0.0:  # log1p(0) = 0 exactly: skipping it changes nothing
+            e += math.log1p(phi / grate[f])
     return e, B
 
 
@@ -47,10 +49,11 @@ def min_gibbs_init(fg: FactorGraph, x0: np.ndarray, gprob, galias, grate):
     return x, eps, gprob, galias, grate, logits
 
 
-@njit(cache=True)
-def min_gibbs_step(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int, rng,
-                   mutant: int):
-    """Returns ``n_evals`` (global candidate draws)."""
+@njit(cache=True, inline="always")
+def _min_gibbs_update(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int,
+                      rng, mutant: int):
+    """Body of :func:`min_gibbs_step`, inlined into the chain loop (no per-iteration call passing
+    the FactorGraph and state arrays with reference counting)."""
     D = fg.card[i]
     xi = x[i]
     ne = 0
@@ -70,6 +73,13 @@ def min_gibbs_step(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: 
 
 
 @njit(cache=True)
+def min_gibbs_step(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int, rng,
+                   mutant: int):
+    """Returns ``n_evals`` (global candidate draws)."""
+    return _min_gibbs_update(fg, x, eps, gprob, galias, grate, logits, glam, i, rng, mutant)
+
+
+@njit(cache=True)
 def min_gibbs_sample(fg: FactorGraph, x, eps, gprob, galias, grate, logits, n_iter: int,
                      glam: float, mutant: int, rng, thin: int):
     samples = np.empty((n_iter // thin, fg.n), dtype=np.int64)
@@ -77,7 +87,7 @@ def min_gibbs_sample(fg: FactorGraph, x, eps, gprob, galias, grate, logits, n_it
     nev = np.zeros(n_iter, dtype=np.int64)
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
-        nev[it] = min_gibbs_step(fg, x, eps, gprob, galias, grate, logits, glam, i, rng, mutant)
+        nev[it] = _min_gibbs_update(fg, x, eps, gprob, galias, grate, logits, glam, i, rng, mutant)
         if (it + 1) % thin == 0:
             samples[(it + 1) // thin - 1] = x
     return samples, acc, nev

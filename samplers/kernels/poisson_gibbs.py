@@ -128,10 +128,11 @@ def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
     iteration passes ~20 arrays with NRT reference counting: ~15% of an iteration here).
 
     ``arate[f] = lambda M_f / L`` (so L phi / (lambda M_f) = phi / arate[f]). Random stream: B
-    ~ Poisson, B alias uniforms, B thinning coins, one uniform for x_i (the same stream and the same
-    result as the plain composition of ``draw_candidates``/``keep``/``sample_logits``). Performance:
-    factor helpers inlined, no slices, one index computation per kept factor for its D values,
-    log1p skipped for phi = 0 (log1p(0) = 0 exactly), D exponentials for the final draw."""
+    ~ Poisson, B alias uniforms, one thinning coin per candidate with phi_f(x) < M_f (at phi = M_f
+    the keep probability is 1 and ``keep`` would pass for every uniform in [0, 1), so no coin is
+    drawn), one uniform for x_i. Performance: factor helpers inlined, no slices, one index
+    computation per kept factor for its D values, log1p skipped for phi = 0 (log1p(0) = 0 exactly),
+    D exponentials for the final draw."""
     p0 = fg.var_ptr[i]
     n_loc = fg.var_ptr[i + 1] - p0
     lam_i = Lam[i] + (1.0 if mutant == MUT_RATE_PLUS_ONE else 0.0)
@@ -148,6 +149,8 @@ def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
         phi = factor_value(fg, f, x)
         if mutant == MUT_THIN_WRONG:
             ok = rng.random() * fg.M[f] < phi  # drops the lambda M_f / L part of the rate
+        elif phi >= fg.M[f]:
+            ok = True  # keep probability (a + M) / (a + M) = 1: the coin would always pass
         else:
             a = arate[f]
             ok = rng.random() * (a + fg.M[f]) < a + phi  # samplers.poisson_minibatch.keep
