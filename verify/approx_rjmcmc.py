@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from samplers.approx.seqtest import full_pass_stats, mu0_of
+from samplers.approx.seqtest import full_pass_stats, mu0_of, tcrit_table
 from samplers.kernels.rjmcmc import (
     BIRTH,
     DEATH,
@@ -34,6 +34,7 @@ from samplers.kernels.rjmcmc import (
     rjmcmc_step,
 )
 from samplers.targets import tall
+from verify import approx_matrix as AM
 from verify import densities as DN
 from verify.empirical import KvMResult, kernel_vs_matrix
 from verify.markov import stationary
@@ -47,10 +48,11 @@ TARGET = f"tiny RJ logistic D={D_TINY} N={N_TINY} lattice h={H} M={M} lambda'={L
 class RJLattice:
     """The enumerable RJMCMC problem: states, exact target, proposal and transition matrices."""
 
-    def __init__(self, seed: int = 7) -> None:
+    def __init__(self, seed: int = 7, N: int = N_TINY) -> None:
         rng = np.random.default_rng(seed)
-        X = np.hstack([rng.standard_normal((N_TINY, D_TINY - 1)), np.ones((N_TINY, 1))])
-        y = (rng.random(N_TINY) < 0.5).astype(np.float64)
+        X = np.hstack([rng.standard_normal((N, D_TINY - 1)), np.ones((N, 1))])
+        y = (rng.random(N) < 0.5).astype(np.float64)
+        self.N = N
         self.model = tall.logistic_regression(X, y)
         self.grid = (np.arange(2 * M) - M + 0.5) * H
         states = []
@@ -88,10 +90,11 @@ class RJLattice:
 
     def _log_target(self) -> np.ndarray:
         """sum_i ll_i - k log||beta||_1 + k log lambda' + log B(k, D - k + 1) (K14 §6.3, nu integrated)."""
-        ll = DN.loglik_terms(self.model, self.states).sum(axis=1)
+        self.LL = DN.loglik_terms(self.model, self.states)  # (S, N) per-datum terms
         k = (self.states != 0).sum(axis=1)
         l1 = np.abs(self.states).sum(axis=1)
-        return ll - k * np.log(l1) + k * math.log(LAM) + special.betaln(k, D_TINY - k + 1)
+        self.log_prior = -k * np.log(l1) + k * math.log(LAM) + special.betaln(k, D_TINY - k + 1)
+        return self.LL.sum(axis=1) + self.log_prior
 
     def _birth_q(self) -> np.ndarray:
         w = np.exp(-0.5 * self.grid**2 / SIG_B**2)
@@ -126,6 +129,20 @@ class RJLattice:
                     Q[x, self.index.get(self.key(y), x)] += pu / k * 0.5
         return Q
 
+    def approx_matrix(self, accept) -> np.ndarray:
+        """P with acceptance ``accept(l, c)`` of every proposed move x -> y, l = per-datum log-likelihood
+        differences, c = log prior ratio + log Q(y, x) / Q(x, y) (the test's mu0 = (log u - c) / N)."""
+        Q = self.Q
+        P = np.zeros_like(Q)
+        for x in range(self.S):
+            for y in np.flatnonzero(Q[x] > 0):
+                if y == x:
+                    continue
+                c = self.log_prior[y] - self.log_prior[x] + math.log(Q[y, x]) - math.log(Q[x, y])
+                P[x, y] = Q[x, y] * accept(self.LL[y] - self.LL[x], c)
+        P[np.arange(self.S), np.arange(self.S)] = 1.0 - P.sum(axis=1)
+        return P
+
     def _transition(self) -> np.ndarray:
         Q, lp = self.Q, self.log_pi
         P = np.zeros_like(Q)
@@ -142,9 +159,9 @@ class RJLattice:
         return p / p.sum()
 
 
-@lru_cache(maxsize=1)
-def tiny_rj() -> RJLattice:
-    return RJLattice()
+@lru_cache(maxsize=2)
+def tiny_rj(N: int = N_TINY) -> RJLattice:
+    return RJLattice(N=N)
 
 
 # ============================================================================ kernel drivers
@@ -196,12 +213,31 @@ def repeat_rj_mutant(t, theta0, log_lam, p_bd, sig_b, h, Mh, bmax, rng, reps):
     return out
 
 
-def _sampler(L: RJLattice, mutant: bool, reps: int):
+@njit(cache=True)
+def repeat_rj_austere(t, theta0, log_lam, p_bd, sig_b, h, Mh, bmax, m, tcrit, rng, reps):
+    """``reps`` one-step transitions of the real kernel with the K14 sequential test (m, tcrit)."""
+    d = theta0.shape[0]
+    _, perm = rjmcmc_init(t, theta0)
+    out = np.empty((reps, d))
+    theta = np.empty(d)
+    theta_p = np.empty(d)
+    for r in range(reps):
+        theta[:] = theta0
+        rjmcmc_step(t, theta, perm, log_lam, p_bd, 0.1, sig_b, h, Mh, bmax, m, tcrit, rng, theta_p)
+        out[r] = theta
+    return out
+
+
+def _sampler(L: RJLattice, mutant: bool, reps: int, m: int = 0, eps: float = 0.0):
     bmax = (M - 0.5) * H
+    tc = tcrit_table(L.N, eps) if m else None
 
     def f(s: int, rng: np.random.Generator) -> np.ndarray:
-        fn = repeat_rj_mutant if mutant else repeat_rj
-        X = fn(L.model, L.states[s].copy(), math.log(LAM), P_BD, SIG_B, H, M, bmax, rng, reps)
+        args = (L.model, L.states[s].copy(), math.log(LAM), P_BD, SIG_B, H, M, bmax)
+        if m:
+            X = repeat_rj_austere(*args, m, tc, rng, reps)
+        else:
+            X = (repeat_rj_mutant if mutant else repeat_rj)(*args, rng, reps)
         return np.bincount(L.codes(X), minlength=L.S + 1)
 
     return f
@@ -240,4 +276,48 @@ def check_rjmcmc_kvm(quick: bool) -> list[dict]:
     rows.append(_row("rjmcmc_exact kernel vs exact matrix", res))
     mres = kernel_vs_matrix(L.P, _sampler(L, True, reps), reps, 32, name="rjmcmc mutant")
     rows.append(_row("rjmcmc_exact mutant rejected", mres, mutant="birth density left out of the ratio"))
+    return rows
+
+
+N_APPROX, M_APPROX = 5, 2  # the approximate-test matrix enumerates all N! orders of the data
+
+
+def check_rjmcmc_austere_kvm(quick: bool) -> list[dict]:
+    """rjmcmc_austere (K14 test, m = 2, eps = 0.2) kernel vs its exact matrix on the N = 5 lattice problem
+    (every data order enumerated, u integrated exactly: verify.approx_matrix.austere_accept); the exact-test
+    matrix as the mutant (must be rejected: the test's decision differs from MH's)."""
+    L = tiny_rj(N_APPROX)
+    reps = 4_000 if quick else 20_000
+    eps = 0.2
+    Pe = L.approx_matrix(lambda l, c: AM.austere_accept(l, c, M_APPROX, eps))
+    f = _sampler(L, False, reps, M_APPROX, eps)
+    res = kernel_vs_matrix(Pe, f, reps, 41, name="rjmcmc_austere")
+    r1 = res.row("rjmcmc_austere kernel vs exact matrix", PAPER, "rjmcmc_austere", TARGET + f" N={L.N}")
+    mres = kernel_vs_matrix(L.P, f, reps, 41, name="rjmcmc_austere vs MH")
+    r2 = mres.row("rjmcmc_austere vs the exact-MH matrix (mutant) rejected", PAPER, "rjmcmc_austere", TARGET)
+    r2["statistic"] = "mutant 'exact-MH matrix' min row p-value (must be rejected)"
+    r2["passed"] = not mres.passed
+    return [r1, r2]
+
+
+def theory_tv_rjmcmc(quick: bool) -> list[dict]:
+    """Exact TV(stationary law, RJ posterior) of rjmcmc_austere vs eps with the K14 Thm 1 bound (N = 5)."""
+    from verify.approx_checks import _thm1_row
+
+    L = tiny_rj(N_APPROX)
+    pi = L.target()
+    rows = []
+    for eps in (0.05, 0.2) if quick else (0.01, 0.05, 0.1, 0.2, 0.3):
+        Pe = L.approx_matrix(lambda l, c, eps=eps: AM.austere_accept(l, c, M_APPROX, eps))
+        rows.append(
+            _thm1_row(
+                "TV(stationary, RJ posterior) of rjmcmc_austere vs eps",
+                PAPER,
+                "Thm 1",
+                f"eps={eps} m={M_APPROX} N={L.N}",
+                L.P,
+                Pe,
+                pi,
+            )
+        )
     return rows

@@ -59,11 +59,28 @@ CHECKS: list = [
         F,
     ),
     Check(
+        "approx_rjmcmc_austere_kvm",
+        "exact",
+        RJ.PAPER,
+        "RJMCMC with the K14 test (m=2, eps=0.2) kernel vs its exact matrix (all data orders, u integrated) "
+        "(+ mutant: the exact-MH matrix)",
+        RJ.check_rjmcmc_austere_kvm,
+        F,
+    ),
+    Check(
         "approx_tv_austere",
         "theory",
         C.PAPER_K,
         "exact stationary TV of AustereMH vs eps with the Thm 1 bound",
         C.theory_tv_austere,
+        F,
+    ),
+    Check(
+        "approx_tv_rjmcmc",
+        "theory",
+        RJ.PAPER,
+        "exact stationary TV of RJMCMC with the K14 test vs eps with the Thm 1 bound",
+        RJ.theory_tv_rjmcmc,
         F,
     ),
     Check(
