@@ -18,7 +18,7 @@ from samplers.kernels import gibbs as G
 from samplers.kernels import mgpmh as MG
 from samplers.kernels import poisson_gibbs as PG
 from samplers.methods.poisson_gibbs import global_tables
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import draw_candidates
 from samplers.targets import factor_graph as fgm
 from samplers.targets.factor_graph import factor_value, factor_value_at, sample_logits
 
@@ -27,7 +27,7 @@ from samplers.targets.factor_graph import factor_value, factor_value_at, sample_
 @njit(cache=True)
 def _ref_pg_chain(fg, x, prob, alias, Lam, arate, n_iter, rng, no_mult):
     """Alg. 2 + Alg. 4 by direct composition of the shared pieces (``draw_candidates`` on slices,
-    ``keep`` coin only when the keep probability is < 1, ``factor_value_at`` per value,
+    phi evaluated for every candidate, the ``keep`` coin, ``factor_value_at`` per value,
     ``sample_logits``). ``no_mult`` = a broken variant (drops the multiplicity s_f)."""
     deg = np.max(fg.var_ptr[1:] - fg.var_ptr[:-1])
     cnt = np.zeros(deg, dtype=np.int64)
@@ -41,10 +41,15 @@ def _ref_pg_chain(fg, x, prob, alias, Lam, arate, n_iter, rng, no_mult):
         p0, p1 = fg.var_ptr[i], fg.var_ptr[i + 1]
         B, buf = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
         nt = 0
+        nphi = 0
         for b in range(B):
             f = fg.var_fac[p0 + buf[b]]
             phi = factor_value(fg, f, x)
-            if phi >= fg.M[f] or keep(rng, arate[f], phi, fg.M[f]):
+            u = rng.random()  # the coin of samplers.poisson_minibatch.keep, written out
+            a, M = arate[f], fg.M[f]
+            if u * (a + M) >= a:  # the kernel needs phi only when u alone does not decide
+                nphi += 1
+            if u * (a + M) < a + phi:
                 if cnt[buf[b]] == 0:  # first-touch order = the kernel's summation order
                     order[nt] = buf[b]
                     nt += 1
@@ -60,7 +65,7 @@ def _ref_pg_chain(fg, x, prob, alias, Lam, arate, n_iter, rng, no_mult):
             cnt[k] = 0
         x[i] = sample_logits(logits, D, rng.random())
         out[it] = x
-        nev[it] = B + D * nt
+        nev[it] = nphi + D * nt
     return out, nev
 
 

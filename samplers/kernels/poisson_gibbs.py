@@ -10,9 +10,12 @@ The per-variable alias tables (over A[i], CSR-aligned with ``fg.var_fac``) are b
 :func:`build_local_tables`; the candidate draw and the thinning coin are those of
 :mod:`samplers.poisson_minibatch` (``draw_candidates``/``keep``), written out in the step so the hot
 loop makes no array slices (same uniforms, same results). Cost per iteration: B + D * |distinct kept| factor
-evaluations (E[B] = Lambda_i <= lambda + L, Statement 1) — independent of |A[i]|.
+evaluations (E[B] = Lambda_i <= lambda + L, Statement 1) — independent of |A[i]|. The step evaluates
+phi_f(x) only for candidates whose coin u (a + M) < a + phi is not already decided by u (a + M) < a
+(expected B L / (lambda + L) of them; identical decisions), so it makes fewer evaluations than that.
 
-Reported per iteration (``*_sample``): ``n_evals`` = B + D * |S| (all factor evaluations),
+Reported per iteration (``*_sample``): ``n_evals`` = (phi_f(x) evaluations made while thinning)
++ D * |S| (the factor evaluations actually made),
 ``trace_0`` = B (candidates drawn = minibatch size, the paper's "factors evaluated" reading closest
 to 7/28/132), ``trace_1`` = sum_f s_f (kept draws, with multiplicity).
 """
@@ -127,12 +130,12 @@ def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
     """Body of :func:`poisson_gibbs_step`, inlined into the chain loop (a non-inlined call per
     iteration passes ~20 arrays with NRT reference counting: ~15% of an iteration here).
 
-    ``arate[f] = lambda M_f / L`` (so L phi / (lambda M_f) = phi / arate[f]). Random stream: B
-    ~ Poisson, B alias uniforms, one thinning coin per candidate with phi_f(x) < M_f (at phi = M_f
-    the keep probability is 1 and ``keep`` would pass for every uniform in [0, 1), so no coin is
-    drawn), one uniform for x_i. Performance: factor helpers inlined, no slices, one index
-    computation per kept factor for its D values, log1p skipped for phi = 0 (log1p(0) = 0 exactly),
-    D exponentials for the final draw."""
+    ``arate[f] = lambda M_f / L`` (so L phi / (lambda M_f) = phi / arate[f]). Random stream (as the
+    plain composition of ``draw_candidates``/``keep``/``sample_logits``): B ~ Poisson, B alias
+    uniforms, B thinning coins, one uniform for x_i. Performance: factor helpers inlined, no
+    slices, phi_f(x) evaluated only when the coin does not decide without it, one index computation
+    per kept factor for its D values, log1p skipped for phi = 0 (log1p(0) = 0 exactly), D
+    exponentials for the final draw. ``n_evals`` counts the evaluations actually made."""
     p0 = fg.var_ptr[i]
     n_loc = fg.var_ptr[i + 1] - p0
     lam_i = Lam[i] + (1.0 if mutant == MUT_RATE_PLUS_ONE else 0.0)
@@ -143,17 +146,24 @@ def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
         buf[b] = local_alias_draw(prob, alias, p0, n_loc, rng)
     nt = 0
     kept = 0
+    nphi = 0
     for b in range(B):
         k = buf[b]
         f = fg.var_fac[p0 + k]
-        phi = factor_value(fg, f, x)
         if mutant == MUT_THIN_WRONG:
-            ok = rng.random() * fg.M[f] < phi  # drops the lambda M_f / L part of the rate
-        elif phi >= fg.M[f]:
-            ok = True  # keep probability (a + M) / (a + M) = 1: the coin would always pass
+            nphi += 1
+            ok = rng.random() * fg.M[f] < factor_value(fg, f, x)  # drops the lambda M_f / L part
         else:
+            # samplers.poisson_minibatch.keep: u (a + M) < a + phi. Since phi >= 0, u (a + M) < a
+            # decides "keep" without phi: the factor is evaluated only otherwise (probability
+            # M / (a + M) = L / (lambda + L)); same uniform, same decision as always evaluating.
             a = arate[f]
-            ok = rng.random() * (a + fg.M[f]) < a + phi  # samplers.poisson_minibatch.keep
+            t = rng.random() * (a + fg.M[f])
+            if t < a:
+                ok = True
+            else:
+                nphi += 1
+                ok = t < a + factor_value(fg, f, x)
         # branch-free count update (the coin is unpredictable; a branch here serialises the
         # independent table loads of successive candidates); touched has deg + 1 slots
         okv = 1 if ok else 0
@@ -179,7 +189,7 @@ def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
             if phv > 0.0:
                 logits[v] += c * math.log1p(phv / a)
     x[i] = sample_softmax_inplace(logits, D, rng.random())
-    return B + D * nt, B, kept, buf
+    return nphi + D * nt, B, kept, buf
 
 
 @njit(cache=True)
