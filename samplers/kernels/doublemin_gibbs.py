@@ -23,8 +23,9 @@ MUT_NONE, MUT_REFRESH_CURRENT = 0, 1
 
 
 @njit(cache=True)
-def doublemin_gibbs_init(fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arate, bufsize: int,
-                         gprob, galias, grate):
+def doublemin_gibbs_init(
+    fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arate, bufsize: int, gprob, galias, grate
+):
     x = x0.copy()
     deg = 1
     for i in range(fg.n):
@@ -40,8 +41,26 @@ def doublemin_gibbs_init(fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arat
 
 
 @njit(cache=True, inline="always")
-def _doublemin_update(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits,
-                      gprob, galias, grate, glam: float, i: int, rng, mutant: int):
+def _doublemin_update(
+    fg: FactorGraph,
+    x,
+    eps,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    gprob,
+    galias,
+    grate,
+    glam: float,
+    i: int,
+    rng,
+    mutant: int,
+):
     """Body of :func:`doublemin_gibbs_step`, inlined into the chain loop; same random stream and
     results as ``draw_candidates`` + factor-by-factor evaluation (no slices, :func:`factor_slice`)."""
     p0 = fg.var_ptr[i]
@@ -92,17 +111,71 @@ def _doublemin_update(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt
 
 
 @njit(cache=True)
-def doublemin_gibbs_step(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched,
-                         logits, gprob, galias, grate, glam: float, i: int, rng, mutant: int):
+def doublemin_gibbs_step(
+    fg: FactorGraph,
+    x,
+    eps,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    gprob,
+    galias,
+    grate,
+    glam: float,
+    i: int,
+    rng,
+    mutant: int,
+):
     """Returns ``(accepted, n_evals, B1, B2, buf)``."""
-    return _doublemin_update(fg, x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits, gprob,
-                             galias, grate, glam, i, rng, mutant)
+    return _doublemin_update(
+        fg,
+        x,
+        eps,
+        prob,
+        alias,
+        Lam,
+        arate,
+        buf,
+        cnt,
+        touched,
+        logits,
+        gprob,
+        galias,
+        grate,
+        glam,
+        i,
+        rng,
+        mutant,
+    )
 
 
 @njit(cache=True)
-def doublemin_gibbs_sample(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched,
-                           logits, gprob, galias, grate, n_iter: int, glam: float, mutant: int, rng,
-                           thin: int):
+def doublemin_gibbs_sample(
+    fg: FactorGraph,
+    x,
+    eps,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    gprob,
+    galias,
+    grate,
+    n_iter: int,
+    glam: float,
+    mutant: int,
+    rng,
+    thin: int,
+):
     samples = np.empty((n_iter // thin, fg.n), dtype=np.int64)
     acc = np.zeros(n_iter, dtype=np.bool_)
     nev = np.zeros(n_iter, dtype=np.int64)
@@ -110,9 +183,26 @@ def doublemin_gibbs_sample(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf
     b2 = np.zeros(n_iter, dtype=np.int64)
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
-        a, ne, B, B2, buf = _doublemin_update(fg, x, eps, prob, alias, Lam, arate, buf, cnt,
-                                              touched, logits, gprob, galias, grate, glam, i, rng,
-                                              mutant)
+        a, ne, B, B2, buf = _doublemin_update(
+            fg,
+            x,
+            eps,
+            prob,
+            alias,
+            Lam,
+            arate,
+            buf,
+            cnt,
+            touched,
+            logits,
+            gprob,
+            galias,
+            grate,
+            glam,
+            i,
+            rng,
+            mutant,
+        )
         acc[it] = a
         nev[it] = ne
         b1[it] = B

@@ -38,8 +38,9 @@ def mgpmh_init(fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arate, bufsize
 
 
 @njit(cache=True, inline="always")
-def _mgpmh_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int,
-                  rng, mutant: int):
+def _mgpmh_update(
+    fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng, mutant: int
+):
     """Body of :func:`mgpmh_step`, inlined into the chain loop. Same random stream and results as
     ``draw_candidates`` + factor-by-factor evaluation; no slices, one index computation per factor
     (:func:`factor_slice`) for its D proposal values and for the two values of the exact Delta."""
@@ -90,24 +91,40 @@ def _mgpmh_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched
 
 
 @njit(cache=True)
-def mgpmh_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng,
-               mutant: int):
+def mgpmh_step(
+    fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng, mutant: int
+):
     """``Lam[i] = lambda sum_{A[i]} M_f / L``, ``arate[f] = lambda M_f / L``.
     Returns ``(accepted, n_evals, B, buf)``."""
     return _mgpmh_update(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant)
 
 
 @njit(cache=True)
-def mgpmh_sample(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits,
-                 n_iter: int, mutant: int, rng, thin: int):
+def mgpmh_sample(
+    fg: FactorGraph,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    n_iter: int,
+    mutant: int,
+    rng,
+    thin: int,
+):
     samples = np.empty((n_iter // thin, fg.n), dtype=np.int64)
     acc = np.zeros(n_iter, dtype=np.bool_)
     nev = np.zeros(n_iter, dtype=np.int64)
     bs = np.zeros(n_iter, dtype=np.int64)
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
-        a, ne, B, buf = _mgpmh_update(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i,
-                                      rng, mutant)
+        a, ne, B, buf = _mgpmh_update(
+            fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant
+        )
         acc[it] = a
         nev[it] = ne
         bs[it] = B

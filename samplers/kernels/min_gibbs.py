@@ -50,8 +50,9 @@ def min_gibbs_init(fg: FactorGraph, x0: np.ndarray, gprob, galias, grate):
 
 
 @njit(cache=True, inline="always")
-def _min_gibbs_update(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int,
-                      rng, mutant: int):
+def _min_gibbs_update(
+    fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int, rng, mutant: int
+):
     """Body of :func:`min_gibbs_step`, inlined into the chain loop (no per-iteration call passing
     the FactorGraph and state arrays with reference counting)."""
     D = fg.card[i]
@@ -73,15 +74,28 @@ def _min_gibbs_update(fg: FactorGraph, x, eps, gprob, galias, grate, logits, gla
 
 
 @njit(cache=True)
-def min_gibbs_step(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int, rng,
-                   mutant: int):
+def min_gibbs_step(
+    fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, i: int, rng, mutant: int
+):
     """Returns ``n_evals`` (global candidate draws)."""
     return _min_gibbs_update(fg, x, eps, gprob, galias, grate, logits, glam, i, rng, mutant)
 
 
 @njit(cache=True)
-def min_gibbs_sample(fg: FactorGraph, x, eps, gprob, galias, grate, logits, n_iter: int,
-                     glam: float, mutant: int, rng, thin: int):
+def min_gibbs_sample(
+    fg: FactorGraph,
+    x,
+    eps,
+    gprob,
+    galias,
+    grate,
+    logits,
+    n_iter: int,
+    glam: float,
+    mutant: int,
+    rng,
+    thin: int,
+):
     samples = np.empty((n_iter // thin, fg.n), dtype=np.int64)
     acc = np.ones(n_iter, dtype=np.bool_)
     nev = np.zeros(n_iter, dtype=np.int64)

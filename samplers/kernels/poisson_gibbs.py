@@ -36,11 +36,10 @@ MUT_NONE, MUT_RATE_PLUS_ONE, MUT_THIN_WRONG, MUT_NO_MULTIPLICITY = 0, 1, 2, 3
 
 def local_max_energy(fg: FactorGraph) -> float:
     """L = max_i sum_{f in A[i]} M_f (seed 000 §1.1)."""
-    return float(max(fg.M[fg.var_fac[fg.var_ptr[i]:fg.var_ptr[i + 1]]].sum() for i in range(fg.n)))
+    return float(max(fg.M[fg.var_fac[fg.var_ptr[i] : fg.var_ptr[i + 1]]].sum() for i in range(fg.n)))
 
 
-def build_local_tables(fg: FactorGraph, weight_scale: float) -> tuple[np.ndarray, np.ndarray,
-                                                                         np.ndarray]:
+def build_local_tables(fg: FactorGraph, weight_scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-variable alias tables over A[i] with p_i(f) ∝ M_f (Alg. 4 pre-computation).
 
     Returns ``(prob, alias, Msum)``: ``prob``/``alias`` are aligned with ``fg.var_fac`` (alias entries
@@ -125,8 +124,9 @@ def sample_softmax_inplace(logits: np.ndarray, D: int, u: float) -> int:
 
 
 @njit(cache=True, inline="always")
-def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng,
-               mutant: int):
+def _pg_update(
+    fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng, mutant: int
+):
     """Body of :func:`poisson_gibbs_step`, inlined into the chain loop (a non-inlined call per
     iteration passes ~20 arrays with NRT reference counting: ~15% of an iteration here).
 
@@ -193,16 +193,31 @@ def _pg_update(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
 
 
 @njit(cache=True)
-def poisson_gibbs_step(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits,
-                       i: int, rng, mutant: int):
+def poisson_gibbs_step(
+    fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i: int, rng, mutant: int
+):
     """Update variable ``i`` (Alg. 2). Returns ``(n_evals, B, kept, buf)``; ``buf`` may be regrown.
     ``arate[f] = lambda M_f / L`` (so L phi / (lambda M_f) = phi / arate[f])."""
     return _pg_update(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant)
 
 
 @njit(cache=True)
-def poisson_gibbs_sample(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits,
-                         n_iter: int, mutant: int, rng, thin: int):
+def poisson_gibbs_sample(
+    fg: FactorGraph,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    n_iter: int,
+    mutant: int,
+    rng,
+    thin: int,
+):
     samples = np.empty((n_iter // thin, fg.n), dtype=np.int64)
     acc = np.ones(n_iter, dtype=np.bool_)
     nev = np.zeros(n_iter, dtype=np.int64)
@@ -210,8 +225,9 @@ def poisson_gibbs_sample(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, 
     ks = np.zeros(n_iter, dtype=np.int64)
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
-        ne, B, kept, buf = _pg_update(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i,
-                                      rng, mutant)
+        ne, B, kept, buf = _pg_update(
+            fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant
+        )
         nev[it] = ne
         bs[it] = B
         ks[it] = kept

@@ -148,9 +148,15 @@ def from_tables(card, factors: list[tuple[tuple[int, ...], np.ndarray]]) -> Fact
     var_ptr[1:] = np.cumsum([len(a) for a in adj])
     var_fac = np.array([f for a in adj for f in a], dtype=np.int64)
     return FactorGraph(
-        int(n), card, np.asarray(fac_ptr, np.int64), np.asarray(fac_vars, np.int64),
-        np.asarray(fac_stride, np.int64), np.asarray(tab_ptr, np.int64),
-        np.concatenate(tables) if tables else np.zeros(0), np.asarray(M, np.float64), var_ptr,
+        int(n),
+        card,
+        np.asarray(fac_ptr, np.int64),
+        np.asarray(fac_vars, np.int64),
+        np.asarray(fac_stride, np.int64),
+        np.asarray(tab_ptr, np.int64),
+        np.concatenate(tables) if tables else np.zeros(0),
+        np.asarray(M, np.float64),
+        var_ptr,
         var_fac,
     )
 
@@ -165,8 +171,9 @@ def potts(J: np.ndarray, D: int, beta: float = 1.0, unary: np.ndarray | None = N
     if D < 2:
         raise ValueError("D must be >= 2")
     eye = np.eye(D)
-    factors = [((i, j), beta * J[i, j] * eye) for i, j in itertools.combinations(range(n), 2)
-               if J[i, j] != 0.0]
+    factors = [
+        ((i, j), beta * J[i, j] * eye) for i, j in itertools.combinations(range(n), 2) if J[i, j] != 0.0
+    ]
     if unary is not None:
         unary = np.asarray(unary, dtype=np.float64)
         if unary.shape != (n, D):
@@ -182,8 +189,9 @@ def ising(J: np.ndarray, h: np.ndarray | None = None) -> FactorGraph:
     if J.shape != (n, n) or not np.allclose(J, J.T):
         raise ValueError("J must be a symmetric (n, n) matrix")
     s = np.array([-1.0, 1.0])
-    factors = [((i, j), J[i, j] * np.outer(s, s)) for i, j in itertools.combinations(range(n), 2)
-               if J[i, j] != 0.0]
+    factors = [
+        ((i, j), J[i, j] * np.outer(s, s)) for i, j in itertools.combinations(range(n), 2) if J[i, j] != 0.0
+    ]
     if h is not None:
         h = np.asarray(h, dtype=np.float64)
         factors += [((i,), h[i] * s) for i in range(n)]
