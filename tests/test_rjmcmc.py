@@ -39,6 +39,7 @@ def test_birth_density_lattice_normalised():
     )
 
 
+@pytest.mark.extended  # re-run of the verify check approx_rjmcmc_kvm (the smoke workflow runs it)
 def test_kernel_vs_exact_matrix_and_mutant():
     """The registered verify check: exact-test RJMCMC vs the independent matrix over (subset, lattice
     theta) passes (FWER 1e-4) and the mutant without the birth density in the ratio is rejected."""
@@ -128,6 +129,7 @@ def test_experiment_data_unavailable_and_fixture_end_to_end(tmp_path, monkeypatc
     assert float(runs.loc[runs["eps"] == 0.1, "mean_data_per_iter"].iloc[0]) < 48
 
 
+@pytest.mark.extended  # re-run of approx_rjmcmc_austere_kvm / approx_tv_rjmcmc (smoke workflow runs them)
 def test_austere_kernel_vs_matrix_and_tv_rows():
     """rjmcmc_austere (K14 test) vs its exact matrix over all data orders passes (FWER 1e-4) and is
     distinguished from the exact-MH matrix (the mutant); the exact stationary TV is within Thm 1."""
