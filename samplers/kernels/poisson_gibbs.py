@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from samplers.alias import build_alias
+from samplers.hotloop import prefetch1
 from samplers.targets.factor_graph import FactorGraph, factor_slice, factor_value
 
 # verification mutants (deliberately broken variants, used only by verify/ and tests/)
@@ -143,7 +144,13 @@ def _pg_update(
     if B > buf.shape[0]:
         buf = np.empty(2 * B, dtype=np.int64)
     for b in range(B):
-        buf[b] = local_alias_draw(prob, alias, p0, n_loc, rng)
+        k = local_alias_draw(prob, alias, p0, n_loc, rng)
+        buf[b] = k
+        f = fg.var_fac[p0 + k]
+        prefetch1(arate, f)  # the coin pass reads arate[f], M[f] of every candidate
+        prefetch1(fg.M, f)
+        prefetch1(fg.tab_ptr, f)  # and the index arrays of phi_f / factor_slice
+        prefetch1(fg.fac_ptr, f)
     nt = 0
     kept = 0
     nphi = 0
@@ -175,6 +182,10 @@ def _pg_update(
     D = fg.card[i]
     for v in range(D):
         logits[v] = 0.0
+    for t in range(nt):  # prefetch the D table entries of every kept factor, then read them
+        base, stride = factor_slice(fg, fg.var_fac[p0 + touched[t]], x, i)
+        for v in range(D):
+            prefetch1(fg.tables, base + v * stride)
     for t in range(nt):
         k = touched[t]
         c = cnt[k]
