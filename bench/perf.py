@@ -10,6 +10,8 @@ Writes ``results/performance.csv`` (+ ``.md``) and figures in ``paper_figs/``. R
   efficiency = achieved / ideal.
 * ``paper``    the same at the paper settings (N = 1e5; RR lambda = 0.01 L^2) with ESS/s (min/median over
   dimensions, bench.metrics.ess_report, sampling wall time only) of a longer chain.
+* ``hotloop``  per-candidate cost split of the PoissonMH hot loop (alias draws; whole candidate pass)
+  vs the full-batch per-datum cost, on the truncated Gaussian of the sweep (:func:`hotloop_rows`).
 * ``discrete`` factor evaluations per second (E[B] / t) of each discrete minibatch Gibbs method and its
   twin on the seed 000 §4.1 Potts model (20x20, D=10).
 * ``startup``  cold (subprocess, empty NUMBA_CACHE_DIR) and warm (subprocess, the cache it populated)
@@ -37,8 +39,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from bench.perf_compare import timed_run
+from samplers.kernels.poisson_mh import poisson_counts_ratio
+from samplers.poisson_minibatch import draw_candidates
+from samplers.targets.tall import loglik_sum
 
 FALLBACK_TWINS = {"sgld": "mala"}  # until the baseline declares one (issue 9 brief)
 SWEEP = {  # target -> (fixed params, param scaled with N so that N * beta is constant)
@@ -225,6 +231,94 @@ def paper_rows(
         for meth, r in done.items():
             if not any(row["method"] == meth for row in rows if row["target"] == target):
                 rows.append({"section": "paper", "method": meth, "twin": "", "target": target, "N": N, **r})
+    return rows
+
+
+@njit(cache=True)
+def _hl_draws(prob, alias, Lam, rng, buf, reps):
+    """``reps`` candidate draws (B ~ Poi(Lam) alias draws each); returns the total B."""
+    tot = 0
+    for _ in range(reps):
+        B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+        tot += B
+    return tot
+
+
+@njit(cache=True)
+def _hl_fused(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf, err, reps):
+    """``reps`` PoissonMH candidate passes (draws + fused two-point phi + coin + log-ratio)."""
+    tot = 0
+    for _ in range(reps):
+        s, B, nk, buf = poisson_counts_ratio(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf, err)
+        tot += B
+    return tot
+
+
+@njit(cache=True)
+def _hl_full(t, theta, reps):
+    """``reps`` full-batch log-likelihood sums (the twins' per-datum loop)."""
+    s = 0.0
+    for _ in range(reps):
+        s += loglik_sum(t, theta)
+        theta[0] += 1e-300 * s  # data-dependent: the loop cannot be hoisted
+    return s
+
+
+def _cpu_min(fn, args, reps: int, rounds: int) -> float:
+    fn(*args, 1)
+    best = math.inf
+    for _ in range(rounds):
+        t0 = time.process_time()
+        fn(*args, reps)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def hotloop_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[dict]:
+    """Per-candidate cost split of the PoissonMH hot loop (docs/performance.md §4) on the truncated
+    Gaussian of the scaling sweep (d = 20, lambda = 5e-4 L^2): ``draw_ns`` = alias draws only,
+    ``fused_ns`` = the whole candidate pass (draw + phi at theta and theta' from one row read + coin +
+    log-ratio), per candidate; ``datum_ns`` = the full-batch likelihood loop per datum. The bound on the
+    efficiency of PoissonMH vs RWM is about ``datum_ns / fused_ns`` (a candidate needs two
+    evaluations on a randomly accessed row, a full-batch datum one on a streamed row)."""
+    from samplers.methods.exact_mh import poisson_setup
+
+    rows = []
+    for N in Ns:
+        t = _problem("truncated_gaussian", N).model
+        lam, L, prob, alias = poisson_setup(t, 5e-4)
+        Lam = lam + L
+        d = t.X.shape[1]
+        theta = np.full(d, 0.01)
+        theta_p = theta + 0.001
+        rng = np.random.default_rng(0)
+        buf = np.empty(int(2 * Lam) + 64, dtype=np.int64)
+        err = np.zeros(2, dtype=np.int64)
+        reps = max(1, int(budget / (Lam * 60e-9)))
+        draw = _cpu_min(_hl_draws, (prob, alias, Lam, rng, buf), reps, rounds) / (reps * Lam)
+        fused = _cpu_min(
+            _hl_fused, (t, theta, theta_p, lam / L, prob, alias, Lam, rng, buf, err), reps, rounds
+        ) / (reps * Lam)
+        freps = max(1, int(budget / (N * 15e-9)))
+        datum = _cpu_min(_hl_full, (t, theta.copy()), freps, rounds) / (freps * N)
+        rows.append(
+            {
+                "section": "hotloop",
+                "method": "poisson_mh",
+                "twin": "",
+                "target": "truncated_gaussian",
+                "N": N,
+                "mean_batch": Lam,
+                "draw_ns": draw * 1e9,
+                "fused_ns": fused * 1e9,
+                "datum_ns": datum * 1e9,
+                "efficiency_bound": datum / fused,
+            }
+        )
+        log(
+            f"hotloop N={N:.0e}: alias draw {draw * 1e9:.1f} ns, candidate pass {fused * 1e9:.1f} ns "
+            f"per candidate; full-batch datum {datum * 1e9:.1f} ns -> efficiency bound {datum / fused:.2f}"
+        )
     return rows
 
 
@@ -459,6 +553,7 @@ def run_perf(
         Ns = [n for n in (1_000, 10_000, 100_000, 1_000_000) if n <= max_n]
     budget, rounds = (0.05, 2) if quick else (0.2, 3)
     rows = scaling_rows(Ns, budget, rounds, log, methods)
+    rows += hotloop_rows(Ns, budget, rounds, log)
     rows += paper_rows(
         budget, rounds, ess_seconds=0.5 if quick else 3.0, tune=not quick, log=log, only=methods
     )

@@ -96,6 +96,17 @@ def prefetch1(typingctx, arr, i):
     return sig, codegen
 
 
+@njit(cache=True)
+def prefetch_first_rows(X, idx, n: int) -> None:
+    """Prologue of a prefetching hot loop: hint rows ``X[idx[k]]`` for ``k < min(n, PREFETCH_AHEAD)``
+    (the loop itself prefetches ``PREFETCH_AHEAD`` candidates ahead). Indices must be valid rows."""
+    ncol = X.shape[1]
+    for k in range(min(n, PREFETCH_AHEAD)):
+        for j in range(0, ncol, 8):
+            prefetch2(X, idx[k], j)
+        prefetch2(X, idx[k], ncol - 1)
+
+
 # ----------------------------------------------------------------------------- per-datum terms on arrays
 @njit(cache=True)
 def _mixture_ll(yi: float, s2: float, t0: float, t1: float, beta: float) -> float:

@@ -33,6 +33,7 @@ from samplers.hotloop import (
     one_quadratic,
     prefetch1,
     prefetch2,
+    prefetch_first_rows,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
 from samplers.poisson_minibatch import draw_candidates
@@ -66,6 +67,7 @@ def counts_and_grad(
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
     r = 0.0
+    prefetch_first_rows(X, buf, B)
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
@@ -126,6 +128,7 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
     s = 0.0
     p = 1.0
     npf = 0
+    prefetch_first_rows(X, kept_i, nk)
     for k in range(nk):
         if k + PREFETCH_AHEAD < nk:
             ia = kept_i[k + PREFETCH_AHEAD]

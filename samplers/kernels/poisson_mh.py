@@ -32,6 +32,7 @@ from samplers.hotloop import (
     pair_quadratic,
     prefetch1,
     prefetch2,
+    prefetch_first_rows,
     rlr_pair,
 )
 from samplers.poisson_minibatch import draw_candidates, keep
@@ -127,6 +128,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     p = 1.0
     npf = 0
     nk = 0
+    prefetch_first_rows(X, buf, B)
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]

@@ -28,6 +28,7 @@ from samplers.hotloop import (
     pair_quadratic,
     prefetch1,
     prefetch2,
+    prefetch_first_rows,
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
@@ -63,10 +64,12 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     nu = t.nu
     c = t.c
     ncol = X.shape[1]
+    lam_c = lam / C
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
+    prefetch_first_rows(X, buf, B)
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
@@ -90,7 +93,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
             err[1] = i
             return np.nan, B, nk, buf, kept_i
         ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
-        a = lam * ci / C
+        a = lam_c * ci
         if rng.random() * (a + cm) < a + ph:  # keep(rng, a, ph, cm), inlined
             s, p, npf = log_accumulate(s, p, npf, (a + cm - ph) / (a + ph))
             kept_i[nk] = i
