@@ -1,9 +1,10 @@
 """Cost split of one Poisson-Gibbs iteration on the seed 000 §4.1 Potts model (issue 9 profiling).
 
-``python -m bench.profile_poisson_gibbs [lam_L2] [n_iter]`` runs the compiled chain loop cut after
-each stage of :func:`samplers.kernels.poisson_gibbs.poisson_gibbs_step` (same code, same stream) and
-prints the cumulative CPU nanoseconds per iteration, then the real kernel and plain ``gibbs`` with
-their factor evaluations per second (n_evals / CPU second, one table lookup = one evaluation).
+``python -m bench.profile_poisson_gibbs [lam_L2] [n_iter] [side]`` (side of the lattice, default
+20) runs the compiled chain loop cut after each stage of
+:func:`samplers.kernels.poisson_gibbs.poisson_gibbs_step` (same code, same stream) and prints the
+cumulative CPU nanoseconds per iteration, then the real kernel and plain ``gibbs`` with their
+factor evaluations per second (n_evals / CPU second, one table lookup = one evaluation).
 Stages: pick i (``rng.integers``); B ~ Poisson(Lambda_i); B alias draws; thinning coins (phi
 replaced by a constant); phi_f(x) where the coin needs it; the D values of each kept factor
 (``factor_slice``); log1p; the categorical draw of x_i. The start state is a burnt-in chain state.
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     n = int(argv[1]) if len(argv) > 1 else 200_000
     if not (lam_L2 > 0 and n > 0):
         raise ValueError("usage: python -m bench.profile_poisson_gibbs [lam_L2 > 0] [n_iter > 0]")
-    fg = registry.build_problem("potts_20x20", 0).model
+    side = int(argv[2]) if len(argv) > 2 else 20
+    fg = registry.build_problem("potts_20x20", 0, rows=side, cols=side).model
     L = PG.local_max_energy(fg)
     tabs = PG.poisson_gibbs_tables(fg, lam_L2 * L * L, L)
     st = PG.poisson_gibbs_init(fg, np.zeros(fg.n, dtype=np.int64), *tabs)
