@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     PG.poisson_gibbs_sample(fg, *st, 20_000, 0, np.random.default_rng(0), 20_000)  # burn in st[0]
     x = st[0]
     print(
-        f"potts_20x20: {fg.M.shape[0]} factors, tables {fg.tables.nbytes / 1e6:.1f} MB, L = {L:.4f}, "
+        f"potts {side}x{side}: {fg.M.shape[0]} factors, tables {fg.tables.nbytes / 1e6:.1f} MB, L = {L:.4f}, "
         f"lambda = {lam_L2} L^2"
     )
     for lev, name in enumerate(STAGES):
