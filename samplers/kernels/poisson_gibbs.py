@@ -31,6 +31,10 @@ from samplers.alias import build_alias
 from samplers.hotloop import prefetch1
 from samplers.targets.factor_graph import FactorGraph, factor_slice, factor_value
 
+# software prefetch only for graphs whose per-factor arrays outgrow the L2 cache (measured: -7% per
+# iteration on the 8x8 Potts model with 2016 factors, +3..10% on the 20x20 one with 79348)
+PREFETCH_MIN_FACTORS = 1 << 14
+
 # verification mutants (deliberately broken variants, used only by verify/ and tests/)
 MUT_NONE, MUT_RATE_PLUS_ONE, MUT_THIN_WRONG, MUT_NO_MULTIPLICITY = 0, 1, 2, 3
 
@@ -143,14 +147,16 @@ def _pg_update(
     B = rng.poisson(lam_i)
     if B > buf.shape[0]:
         buf = np.empty(2 * B, dtype=np.int64)
+    pf = fg.M.shape[0] >= PREFETCH_MIN_FACTORS
     for b in range(B):
         k = local_alias_draw(prob, alias, p0, n_loc, rng)
         buf[b] = k
-        f = fg.var_fac[p0 + k]
-        prefetch1(arate, f)  # the coin pass reads arate[f], M[f] of every candidate
-        prefetch1(fg.M, f)
-        prefetch1(fg.tab_ptr, f)  # and the index arrays of phi_f / factor_slice
-        prefetch1(fg.fac_ptr, f)
+        if pf:
+            f = fg.var_fac[p0 + k]
+            prefetch1(arate, f)  # the coin pass reads arate[f], M[f] of every candidate
+            prefetch1(fg.M, f)
+            prefetch1(fg.tab_ptr, f)  # and the index arrays of phi_f / factor_slice
+            prefetch1(fg.fac_ptr, f)
     nt = 0
     kept = 0
     nphi = 0
@@ -182,7 +188,7 @@ def _pg_update(
     D = fg.card[i]
     for v in range(D):
         logits[v] = 0.0
-    for t in range(nt):  # prefetch the D table entries of every kept factor, then read them
+    for t in range(nt if pf else 0):  # prefetch the D table entries of every kept factor
         base, stride = factor_slice(fg, fg.var_fac[p0 + touched[t]], x, i)
         for v in range(D):
             prefetch1(fg.tables, base + v * stride)
