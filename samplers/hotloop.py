@@ -29,13 +29,23 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from samplers.targets.tall import GAUSS, ICA, LINREG, LOGISTIC, RLR, TG, _log1pexp, _log_logistic_density
+from samplers.targets.tall import (
+    FULL_DATA_FASTMATH,
+    GAUSS,
+    ICA,
+    LINREG,
+    LOGISTIC,
+    RLR,
+    TG,
+    _log1pexp,
+    _log_logistic_density,
+)
 
 LOG_EVERY = 32
 PREFETCH_AHEAD = 8
 # reassociation + FMA contraction only (never nnan/ninf: NaN/inf checks keep working); lets LLVM
 # vectorise the two dot-product accumulators. Rounding-level change only.
-DOT_FASTMATH = {"reassoc", "contract"}  # candidates; ~ memory latency / per-candidate compute time
+DOT_FASTMATH = FULL_DATA_FASTMATH  # the same flags as the full-batch twins' loops (fair comparison)
 
 
 # ----------------------------------------------------------------------------- software prefetch

@@ -59,6 +59,13 @@ class TallData(NamedTuple):
     prior_l1: float = 0.0  # Laplace prior: log prior += -prior_l1 * sum_j |theta_j - prior_mean_j|
 
 
+# Full-data loops get the same fastmath flags as the minibatch dot-product helpers
+# (samplers.hotloop.DOT_FASTMATH): reassociation + FMA contraction only, never nnan/ninf, so the
+# full-batch twins are vectorised exactly like the minibatch kernels they are compared with (a fair
+# speed-up; measured 12.5 -> 5.8-7.5 ns per datum on the d=20 truncated Gaussian). Rounding-level change.
+FULL_DATA_FASTMATH = {"reassoc", "contract"}
+
+
 # ----------------------------------------------------------------------------- per-datum terms
 @njit(cache=True)
 def _log1pexp(z: float) -> float:
@@ -285,7 +292,7 @@ def log_prior_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> None:
                 out[j * D + q] += c * Wi[q, j]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
 def _sum_quadratic(X, w, theta, beta):
     s = 0.0
     for i in range(X.shape[0]):
@@ -297,7 +304,7 @@ def _sum_quadratic(X, w, theta, beta):
     return -0.5 * beta * s
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
 def _grad_quadratic(X, w, theta, beta, out):
     s = 0.0
     d = X.shape[1]
@@ -314,7 +321,7 @@ def _grad_quadratic(X, w, theta, beta, out):
     return -0.5 * beta * s
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
 def _sum_rlr(X, y, theta, beta, nu, out, want_grad):
     s = 0.0
     d = X.shape[1]
@@ -331,7 +338,7 @@ def _sum_rlr(X, y, theta, beta, nu, out, want_grad):
     return -0.5 * c * s
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
 def _sum_logistic(X, y, theta, beta, out, want_grad):
     s = 0.0
     d = X.shape[1]
@@ -351,7 +358,7 @@ def _sum_logistic(X, y, theta, beta, out, want_grad):
     return beta * s
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
 def _sum_linreg(X, y, theta, beta, noise_var, out, want_grad):
     s = 0.0
     d = X.shape[1]
@@ -369,8 +376,9 @@ def _sum_linreg(X, y, theta, beta, noise_var, out, want_grad):
 
 @njit(cache=True)
 def loglik_sum(t: TallData, theta: np.ndarray) -> float:
-    """Full-data log-likelihood (N evaluations). The quadratic kinds use a specialised loop (same
-    arithmetic as :func:`loglik_i`, summed in the same order) so full-batch baselines run at memory speed."""
+    """Full-data log-likelihood (N evaluations). The quadratic kinds use a specialised, vectorised loop
+    (the arithmetic of :func:`loglik_i`; ``FULL_DATA_FASTMATH`` lets LLVM reassociate the sums, so the
+    result equals the sum of ``loglik_i`` up to rounding) so full-batch baselines run at memory speed."""
     if t.kind == TG or t.kind == GAUSS:
         return _sum_quadratic(t.X, t.w, theta, t.beta)
     if t.kind == RLR:
