@@ -107,14 +107,20 @@ def prefetch1(typingctx, arr, i):
 
 
 @njit(cache=True)
+def prefetch_row(X, i: int) -> None:
+    """Hint every cache line of row ``X[i]`` (one per 8 doubles, plus the last entry)."""
+    ncol = X.shape[1]
+    for j in range(0, ncol, 8):
+        prefetch2(X, i, j)
+    prefetch2(X, i, ncol - 1)
+
+
+@njit(cache=True)
 def prefetch_first_rows(X, idx, n: int) -> None:
     """Prologue of a prefetching hot loop: hint rows ``X[idx[k]]`` for ``k < min(n, PREFETCH_AHEAD)``
     (the loop itself prefetches ``PREFETCH_AHEAD`` candidates ahead). Indices must be valid rows."""
-    ncol = X.shape[1]
     for k in range(min(n, PREFETCH_AHEAD)):
-        for j in range(0, ncol, 8):
-            prefetch2(X, idx[k], j)
-        prefetch2(X, idx[k], ncol - 1)
+        prefetch_row(X, idx[k])
 
 
 # ----------------------------------------------------------------------------- per-datum terms on arrays

@@ -32,8 +32,8 @@ from samplers.hotloop import (
     one_dot,
     one_quadratic,
     prefetch1,
-    prefetch2,
     prefetch_first_rows,
+    prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
 from samplers.poisson_minibatch import draw_candidates
@@ -63,7 +63,6 @@ def counts_and_grad(
     nu = t.nu
     shift = t.shift
     M = t.M
-    ncol = X.shape[1]
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
     r = 0.0
@@ -71,9 +70,7 @@ def counts_and_grad(
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
-            for j in range(0, ncol, 8):
-                prefetch2(X, ia, j)
-            prefetch2(X, ia, ncol - 1)
+            prefetch_row(X, ia)
             prefetch1(M, ia)
             prefetch1(shift, ia)
         i = buf[b]
@@ -123,7 +120,6 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
     nu = t.nu
     shift = t.shift
     M = t.M
-    ncol = X.shape[1]
     crlr = -beta * 0.5 * (nu + 1.0)
     s = 0.0
     p = 1.0
@@ -132,9 +128,7 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
     for k in range(nk):
         if k + PREFETCH_AHEAD < nk:
             ia = kept_i[k + PREFETCH_AHEAD]
-            for j in range(0, ncol, 8):
-                prefetch2(X, ia, j)
-            prefetch2(X, ia, ncol - 1)
+            prefetch_row(X, ia)
         i = kept_i[k]
         r = 0.0
         if kind == TG or kind == GAUSS:

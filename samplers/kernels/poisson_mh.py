@@ -31,8 +31,8 @@ from samplers.hotloop import (
     log_flush,
     pair_quadratic,
     prefetch1,
-    prefetch2,
     prefetch_first_rows,
+    prefetch_row,
     rlr_pair,
 )
 from samplers.poisson_minibatch import draw_candidates, keep
@@ -123,7 +123,6 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     nu = t.nu
     shift = t.shift
     M = t.M
-    ncol = X.shape[1]
     s = 0.0
     p = 1.0
     npf = 0
@@ -132,9 +131,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
-            for j in range(0, ncol, 8):
-                prefetch2(X, ia, j)
-            prefetch2(X, ia, ncol - 1)
+            prefetch_row(X, ia)
             prefetch1(M, ia)
             prefetch1(shift, ia)
         i = buf[b]

@@ -27,8 +27,8 @@ from samplers.hotloop import (
     log_flush,
     pair_quadratic,
     prefetch1,
-    prefetch2,
     prefetch_first_rows,
+    prefetch_row,
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
@@ -63,7 +63,6 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     beta = t.beta
     nu = t.nu
     c = t.c
-    ncol = X.shape[1]
     lam_c = lam / C
     s = 0.0
     p = 1.0
@@ -73,9 +72,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
-            for j in range(0, ncol, 8):
-                prefetch2(X, ia, j)
-            prefetch2(X, ia, ncol - 1)
+            prefetch_row(X, ia)
             prefetch1(c, ia)
         i = buf[b]
         ci = c[i]
