@@ -1,0 +1,148 @@
+"""bench/experiments/exact_mh_report.py on synthetic cell records: mean / SE over runs, the paper column,
+and claim verdicts that flip when the numbers are perturbed (the mutant). Deterministic (no sampling)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import samplers  # noqa: F401  (sets the Numba cache dir)
+from bench.experiments import exact_mh as X
+from bench.experiments import exact_mh_report as R
+
+# median ESS/s per (method) at every rate in run 0; run 1 = run 0 + 2 (so the SE of the median is 1)
+BASE = {
+    "poisson_mala": 80.0,
+    "poisson_barker": 70.0,
+    "poisson_mh": 40.0,
+    "mala": 30.0,
+    "barker": 25.0,
+    "rwm": 5.0,
+}
+
+
+def _write(d: Path, exp: str, cell: str, row: dict) -> None:
+    rec = {
+        "experiment": exp,
+        "cell": cell,
+        "config_hash": "0" * 12,
+        "seed": "s",
+        "wall_seconds": 1.0,
+        "status": "ok",
+        "message": "",
+        "scale": "paper",
+        "params": {"cell": cell},
+        "rows": [{**row, "experiment": exp, "cell": cell, "status": "ok"}],
+    }
+    (d / f"{cell}.json").write_text(json.dumps(rec))
+
+
+def _tg_records(root: Path, meds: dict[str, float], sgld_ks: float = 0.2) -> Path:
+    d = root / "cells" / "exact_mh_tg"
+    d.mkdir(parents=True)
+    for run in (0, 1):
+        for m, med in meds.items():
+            for rate in X.RATES:
+                v = [med - 1.0 + 2 * run, med + 2 * run, med + 1.0 + 2 * run]
+                full = not m.startswith("poisson")
+                _write(
+                    d,
+                    "exact_mh_tg",
+                    f"{m}_r{rate:g}_run{run}",
+                    {
+                        "method": m,
+                        "target_rate": rate,
+                        "run": run,
+                        "step": 0.1,
+                        "accept": rate,
+                        "mean_batch": 100_000.0 if full else 6_000.0,
+                        "sec_per_iter": 1e-3 if full else 2e-4,
+                        "ess_s": v,
+                        "ess_s_identity": [x / 2 for x in v],
+                        "ks_min": 0.01,
+                        "ks_med": 0.02,
+                        "ks_max": 0.05 + 0.01 * run,
+                    },
+                )
+        _write(
+            d,
+            "exact_mh_tg",
+            f"sgld_rna_run{run}",
+            {
+                "method": "sgld",
+                "target_rate": float("nan"),
+                "run": run,
+                "step": 0.01,
+                "accept": 1.0,
+                "mean_batch": 512.0,
+                "sec_per_iter": 1e-5,
+                "ess_s": [1.0, 1.0, 1.0],
+                "ess_s_identity": [1.0, 1.0, 1.0],
+                "ks_min": 0.05,
+                "ks_med": 0.1,
+                "ks_max": sgld_ks,
+            },
+        )
+    return root
+
+
+def _held(claims: list[dict], text: str, metric: str = "authors") -> list[bool]:
+    return [c["held"] for c in claims if text in c["claim"] and c["metric"] == metric]
+
+
+def test_mean_se_and_paper_column(tmp_path: Path) -> None:
+    root = _tg_records(tmp_path, BASE)
+    df, bad = R.load_cells(root, "exact_mh_tg")
+    assert bad == [] and len(df) == 2 * (6 * 3 + 1)
+    t = R.ess_summary(df[df["method"] != "sgld"], "ess_s", X.P_TG)
+    r = t[(t["method"] == "poisson_mala") & (t["target_rate"] == 0.4)].iloc[0]
+    assert r["runs"] == 2
+    assert r["med"] == pytest.approx((81.0, 1.0))  # medians 80 and 82: mean 81, SE sd/sqrt(2) = 1
+    assert r["min"] == pytest.approx((80.0, 1.0))
+    assert r["pc"] == pytest.approx((80.0, 81.0, 82.0))  # paper convention: mean vector, then min/med/max
+    assert r["paper_value"] == X.P_TG["poisson_mala"][1]
+    assert r["ratio"] == pytest.approx(81.0 / 1.54)
+    assert R.mean_se([3.0])[0] == 3.0 and math.isnan(R.mean_se([3.0])[1])
+    assert R.mean_se([1.0, 2.0, 6.0]) == pytest.approx((3.0, np.std([1, 2, 6], ddof=1) / math.sqrt(3)))
+    text, claims = R.build_report(root)
+    assert "81 ± 1" in text and X.P_TG["poisson_mala"][1] in text and X.P_KS["sgld"][0] in text
+
+
+def test_claims_hold_then_flip_under_perturbation(tmp_path: Path) -> None:
+    _, claims = R.build_report(_tg_records(tmp_path / "a", BASE, sgld_ks=0.2))
+    assert _held(claims, "top two") == [True] * 3
+    assert _held(claims, "beats every") == [True] * 3
+    assert _held(claims, "top two", "geyer") == [True] * 3
+    assert _held(claims, "SGLD", "KS") == [True]  # 0.2 vs Poisson max 0.055 (mean over runs)
+    sp = [c for c in claims if "speedup" in c["claim"]]
+    # speedup 5 of N/E[B] = 1e5/6000 = 16.7 -> 0.30 < 0.6
+    assert len(sp) == 9 and not any(c["held"] for c in sp) and "0.300" in sp[0]["measured"]
+    assert all(c["runs_held"] == "2/2" for c in claims if "top two" in c["claim"])
+    # mutant: full-batch MALA faster than every Poisson method, SGLD KS close to the Poisson methods'
+    bad = {**BASE, "mala": 90.0}
+    _, claims = R.build_report(_tg_records(tmp_path / "b", bad, sgld_ks=0.08))
+    assert _held(claims, "top two") == [False] * 3
+    assert _held(claims, "beats every") == [False] * 3
+    assert _held(claims, "SGLD", "KS") == [False]
+    assert all(c["runs_held"] == "0/2" for c in claims if "top two" in c["claim"])
+
+
+def test_speedup_claim_holds_when_fast_enough(tmp_path: Path) -> None:
+    root = _tg_records(tmp_path, BASE)
+    for f in (root / "cells" / "exact_mh_tg").glob("poisson_*.json"):
+        rec = json.loads(f.read_text())
+        rec["rows"][0]["sec_per_iter"] = 1e-4  # speedup 10 of 16.7 = 0.6 -> held
+        f.write_text(json.dumps(rec))
+    _, claims = R.build_report(root)
+    assert all(c["held"] for c in claims if "speedup" in c["claim"])
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        R.build_report(tmp_path)
+    with pytest.raises(ValueError):
+        R.parse_paper("(1,2)")
