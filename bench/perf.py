@@ -239,7 +239,7 @@ def _hl_draws(prob, alias, Lam, rng, buf, reps):
     """``reps`` candidate draws (B ~ Poi(Lam) alias draws each); returns the total B."""
     tot = 0
     for _ in range(reps):
-        B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+        B, buf, _ = draw_candidates(prob, alias, Lam, rng, buf)
         tot += B
     return tot
 

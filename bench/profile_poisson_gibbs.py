@@ -20,9 +20,12 @@ import numpy as np
 from numba import njit
 
 import samplers  # noqa: F401  (sets the Numba cache directory before numba compiles anything)
+from samplers.alias import alias_slot
 from samplers.kernels import gibbs as G
 from samplers.kernels import poisson_gibbs as PG
-from samplers.kernels.poisson_gibbs import local_alias_draw, sample_softmax_inplace
+from samplers.kernels.poisson_gibbs import sample_softmax_inplace
+from samplers.poisson_minibatch import coin
+from samplers.streams import new_stream, uniform
 from samplers.targets.factor_graph import FactorGraph, factor_slice, factor_value
 
 STAGES = [
@@ -51,13 +54,14 @@ def staged_loop(
         p0 = fg.var_ptr[i]
         n_loc = fg.var_ptr[i + 1] - p0
         B = rng.poisson(Lam[i])
+        st = new_stream(rng)
         if level == 1:
             tot += B
             continue
         if B > buf.shape[0]:
             buf = np.empty(2 * B, dtype=np.int64)
         for b in range(B):
-            buf[b] = local_alias_draw(prob, alias, p0, n_loc, rng)
+            buf[b] = alias_slot(prob, alias, p0, n_loc, uniform(st, b))
         if level == 2:
             tot += B
             continue
@@ -66,7 +70,7 @@ def staged_loop(
             k = buf[b]
             f = fg.var_fac[p0 + k]
             a = arate[f]
-            t = rng.random() * (a + fg.M[f])
+            t = coin(st, B, b) * (a + fg.M[f])
             if t < a:
                 ok = True
             elif level == 3:

@@ -7,6 +7,9 @@ candidate indices i.i.d. from p_i ∝ a_i + b_i (alias table built once); keep c
 
 Families call :func:`draw_candidates` and then evaluate phi only on the candidates (that is the
 minibatch: its size B is the "batch size" every table reports) and :func:`keep` to thin them.
+Randomness: B from the chain's Generator, then one counter-based stream per draw
+(:mod:`samplers.streams`): uniform ``b`` of the stream picks candidate b's alias slot, uniform
+``B + b`` is its thinning coin (:func:`coin`), so the hot loops make no Generator call.
 PoissonMH: a_i = lambda M_i / L, b_i = M_i. TunaMH: a_i = lambda c_i / C, b_i = c_i M(theta, theta').
 """
 
@@ -15,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.alias import alias_draw, build_alias
+from samplers.alias import alias_slot, build_alias
 from samplers.hotloop import prefetch1
+from samplers.streams import new_stream, uniform
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
 ALIAS_PREFETCH_MIN = 1 << 15
@@ -24,24 +28,26 @@ ALIAS_PREFETCH_MIN = 1 << 15
 
 @njit(cache=True)
 def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: np.ndarray):
-    """B ~ Poisson(Lam) alias draws written to ``buf[:B]``; returns ``(B, buf)``.
+    """B ~ Poisson(Lam) alias draws written to ``buf[:B]``; returns ``(B, buf, st)``.
 
-    ``buf`` is reused across iterations and only regrown (doubling) when B exceeds it, so the
-    steady state allocates nothing. Two passes with the same random stream as B calls of
-    :func:`samplers.alias.alias_draw` (one uniform per draw, in order): pass 1 stores ``v = u n`` (as
-    float64 bits in ``buf``) and prefetches the table slot ``floor(v)``; pass 2 resolves slot and
-    coin. For large tables (N = 1e6: 16 MB) the prefetch hides the random-access latency."""
+    ``st`` is the draw's uniform stream (:func:`samplers.streams.new_stream`): uniform b picked
+    candidate b (:func:`samplers.alias.alias_slot`), uniforms ``B + b`` are left for the thinning coins
+    (:func:`coin`). ``buf`` is reused across iterations and only regrown (doubling) when B exceeds it,
+    so the steady state allocates nothing. Tables of >= ``ALIAS_PREFETCH_MIN`` entries use two passes
+    with the same result: pass 1 stores ``v = u n`` (as float64 bits in ``buf``) and prefetches the
+    table slot ``floor(v)``, pass 2 resolves slot and coin (N = 1e6: 16 MB of table, latency hidden)."""
     B = rng.poisson(Lam)
+    st = new_stream(rng)
     if B > buf.shape[0]:
         buf = np.empty(2 * B, dtype=np.int64)
     n = prob.shape[0]
     if n < ALIAS_PREFETCH_MIN:
         for b in range(B):
-            buf[b] = alias_draw(prob, alias, rng)
-        return B, buf
+            buf[b] = alias_slot(prob, alias, 0, n, uniform(st, b))
+        return B, buf, st
     fb = buf[:B].view(np.float64)
     for b in range(B):
-        v = rng.random() * n
+        v = uniform(st, b) * n
         fb[b] = v
         j = int(v)
         if j < n:
@@ -56,13 +62,19 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
             buf[b] = j
         else:
             buf[b] = alias[j]
-    return B, buf
+    return B, buf, st
 
 
-@njit(cache=True)
-def keep(rng, a_i: float, phi: float, b_i: float) -> bool:
-    """Thinning coin: keep with probability (a_i + phi) / (a_i + b_i)."""
-    return rng.random() * (a_i + b_i) < a_i + phi
+@njit(cache=True, inline="always")
+def coin(st, B: int, b: int) -> float:
+    """Candidate b's thinning uniform: uniform ``B + b`` of the draw's stream."""
+    return uniform(st, B + b)
+
+
+@njit(cache=True, inline="always")
+def keep(st, B: int, b: int, a_i: float, phi: float, b_i: float) -> bool:
+    """Thinning coin of candidate b: keep with probability (a_i + phi) / (a_i + b_i)."""
+    return coin(st, B, b) * (a_i + b_i) < a_i + phi
 
 
 def candidate_buffer(Lam: float) -> np.ndarray:

@@ -15,11 +15,12 @@ from numba import njit
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from samplers import hotloop as H
-from samplers.alias import alias_draw, build_alias
+from samplers.alias import alias_slot, build_alias
 from samplers.kernels.poisson_grad import counts_and_grad, ratio_and_grad_at
 from samplers.kernels.poisson_mh import poisson_counts_ratio
 from samplers.kernels.tuna_mh import tuna_log_ratio
 from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, draw_candidates
+from samplers.streams import new_stream, uniform
 from samplers.targets import tall
 
 RTOL = 1e-12
@@ -167,13 +168,14 @@ def test_prefetch_is_semantically_a_no_op():
 @njit(cache=True)
 def _ref_draws(prob, alias, Lam, rng, out):
     B = rng.poisson(Lam)
+    st = new_stream(rng)
     for b in range(B):
-        out[b] = alias_draw(prob, alias, rng)
+        out[b] = alias_slot(prob, alias, 0, prob.shape[0], uniform(st, b))
     return B
 
 
 @pytest.mark.parametrize("n", [50, ALIAS_PREFETCH_MIN + 123])
-def test_draw_candidates_same_stream_as_alias_draws(n):
+def test_draw_candidates_same_stream_as_alias_slots(n):
     rng = np.random.default_rng(5)
     w = rng.gamma(0.5, size=n) + 1e-3
     prob, alias = build_alias(w)
@@ -181,7 +183,7 @@ def test_draw_candidates_same_stream_as_alias_draws(n):
     buf = np.empty(16, dtype=np.int64)  # too small: regrown
     ref = np.empty(100_000, dtype=np.int64)
     for Lam in (3000.0, 17.5, 0.0, 5000.0):
-        B, buf = draw_candidates(prob, alias, Lam, r1, buf)
+        B, buf, _ = draw_candidates(prob, alias, Lam, r1, buf)
         Br = _ref_draws(prob, alias, Lam, r2, ref)
         assert B == Br
         np.testing.assert_array_equal(buf[:B], ref[:B])
@@ -193,8 +195,9 @@ def test_draw_candidates_same_stream_as_alias_draws(n):
 def _ref_poisson_mh(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
     """The original (pre-optimisation) fused PoissonMH pass: generic phi_i, keep coin, one log each."""
     B = rng.poisson(Lam)
+    st = new_stream(rng)
     for b in range(B):
-        buf[b] = alias_draw(prob, alias, rng)
+        buf[b] = alias_slot(prob, alias, 0, prob.shape[0], uniform(st, b))
     s = 0.0
     nk = 0
     for b in range(B):
@@ -202,7 +205,7 @@ def _ref_poisson_mh(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
         ph = min(max(tall.phi_i(t, i, theta), 0.0), t.M[i])
         php = min(max(tall.phi_i(t, i, theta_p), 0.0), t.M[i])
         a = a_scale * t.M[i]
-        if rng.random() * (a + t.M[i]) < a + ph:
+        if uniform(st, B + b) * (a + t.M[i]) < a + ph:
             s += np.log((a + php) / (a + ph))
             nk += 1
     return s, B, nk
@@ -245,8 +248,9 @@ def _ref_tuna(t, theta, theta_p, chi, C, prob, alias, rng, buf):
     Md = math.sqrt(s2)
     lam = chi * C * C * Md * Md
     B = rng.poisson(lam + C * Md)
+    st = new_stream(rng)
     for b in range(B):
-        buf[b] = alias_draw(prob, alias, rng)
+        buf[b] = alias_slot(prob, alias, 0, prob.shape[0], uniform(st, b))
     s = 0.0
     nk = 0
     for b in range(B):
@@ -255,7 +259,7 @@ def _ref_tuna(t, theta, theta_p, chi, C, prob, alias, rng, buf):
         du = tall.loglik_i(t, i, theta) - tall.loglik_i(t, i, theta_p)
         ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
         a = lam * t.c[i] / C
-        if rng.random() * (a + cm) < a + ph:
+        if uniform(st, B + b) * (a + cm) < a + ph:
             s += math.log((a + cm - ph) / (a + ph))
             nk += 1
     return s, B, nk
@@ -294,8 +298,9 @@ def test_tuna_log_ratio_matches_reference(name):
 def _ref_counts_grad(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
     d = theta.shape[0]
     B = rng.poisson(Lam)
+    st = new_stream(rng)
     for b in range(B):
-        buf[b] = alias_draw(prob, alias, rng)
+        buf[b] = alias_slot(prob, alias, 0, prob.shape[0], uniform(st, b))
     g = np.zeros(d)
     tall.log_prior_grad(t, theta, g)
     g_p = np.zeros(d)
@@ -308,7 +313,7 @@ def _ref_counts_grad(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
         tmp[:] = 0.0
         ph = min(max(tall.loglik_grad_i(t, i, theta, 1.0, tmp) + t.shift[i], 0.0), t.M[i])
         a = a_scale * t.M[i]
-        if rng.random() * (a + t.M[i]) < a + ph:
+        if uniform(st, B + b) * (a + t.M[i]) < a + ph:
             nk += 1
             g += tmp / (a + ph)
             tmp[:] = 0.0

@@ -19,6 +19,7 @@ from samplers.kernels import mgpmh as MG
 from samplers.kernels import poisson_gibbs as PG
 from samplers.methods.poisson_gibbs import global_tables
 from samplers.poisson_minibatch import draw_candidates
+from samplers.streams import uniform
 from samplers.targets import factor_graph as fgm
 from samplers.targets.factor_graph import factor_value, factor_value_at, sample_logits
 
@@ -39,13 +40,13 @@ def _ref_pg_chain(fg, x, prob, alias, Lam, arate, n_iter, rng, no_mult):
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
         p0, p1 = fg.var_ptr[i], fg.var_ptr[i + 1]
-        B, buf = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
+        B, buf, st = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
         nt = 0
         nphi = 0
         for b in range(B):
             f = fg.var_fac[p0 + buf[b]]
             phi = factor_value(fg, f, x)
-            u = rng.random()  # the coin of samplers.poisson_minibatch.keep, written out
+            u = uniform(st, B + b)  # the coin of samplers.poisson_minibatch.keep, written out
             a, M = arate[f], fg.M[f]
             if u * (a + M) >= a:  # the kernel needs phi only when u alone does not decide
                 nphi += 1
@@ -82,7 +83,7 @@ def _ref_mgpmh_chain(fg, x, prob, alias, Lam, arate, n_iter, rng, broken):
     for it in range(n_iter):
         i = rng.integers(0, fg.n)
         p0, p1 = fg.var_ptr[i], fg.var_ptr[i + 1]
-        B, buf = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
+        B, buf, _ = draw_candidates(prob[p0:p1], alias[p0:p1], Lam[i], rng, buf)
         nt = 0
         for b in range(B):  # first-touch order = the kernel's summation order
             if cnt[buf[b]] == 0:

@@ -153,10 +153,10 @@ def test_poisson_thinning_gives_independent_poisson_counts():
         out = np.zeros(a.shape[0])
         buf = np.empty(16, dtype=np.int64)
         for _ in range(reps):
-            B, buf = poisson_minibatch.draw_candidates(prob, al, Lam, seed_rng, buf)
+            B, buf, st = poisson_minibatch.draw_candidates(prob, al, Lam, seed_rng, buf)
             for k in range(B):
                 i = buf[k]
-                if poisson_minibatch.keep(seed_rng, a[i], phi[i], b[i]):
+                if poisson_minibatch.keep(st, B, k, a[i], phi[i], b[i]):
                     out[i] += 1
         return out
 

@@ -112,12 +112,12 @@ def continuous_gibbs_step(m: ContinuousModel, x, prob, alias, Lam, arate, Msum, 
     B = 0
     nt = 0
     if pg:
-        B, buf = draw_candidates(prob[off:off + nl], alias[off:off + nl], Lam[i], rng, buf)
+        B, buf, st = draw_candidates(prob[off:off + nl], alias[off:off + nl], Lam[i], rng, buf)
         for bb in range(B):
             kl = buf[bb]
             k = off + kl
             phi = local_phi(m, i, k, x)
-            if keep(rng, arate[k], phi, m.M[k]):
+            if keep(st, B, bb, arate[k], phi, m.M[k]):
                 if cnt[kl] == 0:
                     touched[nt] = kl
                     nt += 1

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from samplers.alias import alias_slot
 from samplers.kernels.min_gibbs import global_estimate
-from samplers.kernels.poisson_gibbs import local_alias_draw
+from samplers.streams import new_stream, uniform
 from samplers.targets.factor_graph import FactorGraph, factor_slice, sample_logits
 
 MUT_NONE, MUT_REFRESH_CURRENT = 0, 1
@@ -66,10 +67,11 @@ def _doublemin_update(
     p0 = fg.var_ptr[i]
     p1 = fg.var_ptr[i + 1]
     B = rng.poisson(Lam[i])
+    st = new_stream(rng)
     if B > buf.shape[0]:
         buf = np.empty(2 * B, dtype=np.int64)
     for b in range(B):
-        buf[b] = local_alias_draw(prob, alias, p0, p1 - p0, rng)
+        buf[b] = alias_slot(prob, alias, p0, p1 - p0, uniform(st, b))
     nt = 0
     for b in range(B):
         k = buf[b]

@@ -27,8 +27,10 @@ import math
 import numpy as np
 from numba import njit
 
-from samplers.alias import build_alias
+from samplers.alias import alias_slot, build_alias
 from samplers.hotloop import prefetch1
+from samplers.poisson_minibatch import coin
+from samplers.streams import new_stream, uniform
 from samplers.targets.factor_graph import FactorGraph, factor_slice, factor_value
 
 # software prefetch only for graphs whose per-factor arrays outgrow the L2 cache (measured: -7% per
@@ -94,19 +96,6 @@ def poisson_gibbs_init(fg: FactorGraph, x0: np.ndarray, prob, alias, Lam, arate,
 
 
 @njit(cache=True, inline="always")
-def local_alias_draw(prob, alias, p0: int, n: int, rng) -> int:
-    """:func:`samplers.alias.alias_draw` on the table ``prob[p0:p0+n]``, ``alias[p0:p0+n]`` without
-    making the slices (same single uniform, same result, no array views in the hot loop)."""
-    v = rng.random() * n
-    j = int(v)
-    if j >= n:
-        j = n - 1
-    if v - j < prob[p0 + j]:
-        return j
-    return alias[p0 + j]
-
-
-@njit(cache=True, inline="always")
 def sample_softmax_inplace(logits: np.ndarray, D: int, u: float) -> int:
     """The draw of :func:`samplers.targets.factor_graph.sample_logits` (same arithmetic, same
     result) with D instead of 2D exponentials; overwrites ``logits[:D]`` with the weights."""
@@ -136,20 +125,22 @@ def _pg_update(
     iteration passes ~20 arrays with NRT reference counting: ~15% of an iteration here).
 
     ``arate[f] = lambda M_f / L`` (so L phi / (lambda M_f) = phi / arate[f]). Random stream (as the
-    plain composition of ``draw_candidates``/``keep``/``sample_logits``): B ~ Poisson, B alias
-    uniforms, B thinning coins, one uniform for x_i. Performance: factor helpers inlined, no
-    slices, phi_f(x) evaluated only when the coin does not decide without it, one index computation
-    per kept factor for its D values, log1p skipped for phi = 0 (log1p(0) = 0 exactly), D
-    exponentials for the final draw. ``n_evals`` counts the evaluations actually made."""
+    plain composition of ``draw_candidates``/``keep``/``sample_logits``): B ~ Poisson, one stream
+    (uniforms 0..B-1 = alias slots, B..2B-1 = thinning coins), one Generator uniform for x_i.
+    Performance: factor helpers inlined, no slices, phi_f(x) evaluated only when the coin does not
+    decide without it, one index computation per kept factor for its D values, log1p skipped for
+    phi = 0 (log1p(0) = 0 exactly), D exponentials for the final draw. ``n_evals`` counts the
+    evaluations actually made."""
     p0 = fg.var_ptr[i]
     n_loc = fg.var_ptr[i + 1] - p0
     lam_i = Lam[i] + (1.0 if mutant == MUT_RATE_PLUS_ONE else 0.0)
     B = rng.poisson(lam_i)
+    st = new_stream(rng)
     if B > buf.shape[0]:
         buf = np.empty(2 * B, dtype=np.int64)
     pf = fg.M.shape[0] >= PREFETCH_MIN_FACTORS
     for b in range(B):
-        k = local_alias_draw(prob, alias, p0, n_loc, rng)
+        k = alias_slot(prob, alias, p0, n_loc, uniform(st, b))
         buf[b] = k
         if pf:
             f = fg.var_fac[p0 + k]
@@ -165,13 +156,13 @@ def _pg_update(
         f = fg.var_fac[p0 + k]
         if mutant == MUT_THIN_WRONG:
             nphi += 1
-            ok = rng.random() * fg.M[f] < factor_value(fg, f, x)  # drops the lambda M_f / L part
+            ok = coin(st, B, b) * fg.M[f] < factor_value(fg, f, x)  # drops the lambda M_f / L part
         else:
             # samplers.poisson_minibatch.keep: u (a + M) < a + phi. Since phi >= 0, u (a + M) < a
             # decides "keep" without phi: the factor is evaluated only otherwise (probability
             # M / (a + M) = L / (lambda + L)); same uniform, same decision as always evaluating.
             a = arate[f]
-            t = rng.random() * (a + fg.M[f])
+            t = coin(st, B, b) * (a + fg.M[f])
             if t < a:
                 ok = True
             else:

@@ -36,7 +36,7 @@ from samplers.hotloop import (
     prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
-from samplers.poisson_minibatch import draw_candidates
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
 
@@ -51,7 +51,7 @@ def counts_and_grad(
     the gradient of a candidate is computed only if it is kept (it only enters g then).
     Returns ``(B, nk, buf, kept_i, kept_r)`` as :func:`samplers.kernels.poisson_mh.poisson_counts`."""
     d = theta.shape[0]
-    B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     g[:] = 0.0
     log_prior_grad(t, theta, g)
@@ -90,7 +90,7 @@ def counts_and_grad(
             return B, nk, buf, kept_i, kept_r
         ph = min(max(ph, 0.0), Mi)
         a = a_scale * Mi
-        if rng.random() * (a + Mi) < a + ph:  # keep(rng, a, ph, Mi), inlined
+        if keep(st, B, b, a, ph, Mi):
             rate = a + ph
             kept_i[nk] = i
             kept_r[nk] = rate

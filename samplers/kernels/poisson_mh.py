@@ -70,7 +70,7 @@ def poisson_counts(
 
     Returns ``(B, nk, buf, kept_i, kept_r)``: B candidates, ``kept_i[:nk]`` kept indices with their
     rates ``kept_r[:nk] = a_scale M_i + phi_i(theta)``. ``a_scale = lam / L``."""
-    B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     nk = 0
     for b in range(B):
@@ -83,7 +83,7 @@ def poisson_counts(
             return B, nk, buf, kept_i, kept_r
         ph = min(max(ph, 0.0), Mi)
         a = a_scale * Mi
-        if keep(rng, a, ph, Mi):
+        if keep(st, B, b, a, ph, Mi):
             kept_i[nk] = i
             kept_r[nk] = a + ph
             nk += 1
@@ -114,7 +114,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     rows prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
     running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
     Returns ``(log_ratio, B, nk, buf)``."""
-    B, buf = draw_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
     kind = t.kind
     X = t.X
     y = t.y
@@ -152,7 +152,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
         ph = min(max(ph, 0.0), Mi)
         php = min(max(php, 0.0), Mi)
         a = a_scale * Mi
-        if rng.random() * (a + Mi) < a + ph:  # keep(rng, a, ph, Mi), inlined
+        if keep(st, B, b, a, ph, Mi):
             s, p, npf = log_accumulate(s, p, npf, (a + php) / (a + ph))
             nk += 1
     return log_flush(s, p), B, nk, buf

@@ -32,7 +32,7 @@ from samplers.hotloop import (
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
-from samplers.poisson_minibatch import draw_candidates
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
 
@@ -51,7 +51,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     if Md == 0.0:
         return 0.0, 0, 0, buf, kept_i
     lam = chi * C * C * Md * Md
-    B, buf = draw_candidates(prob, alias, lam + C * Md, rng, buf)
+    B, buf, st = draw_candidates(prob, alias, lam + C * Md, rng, buf)
     if B > kept_i.shape[0]:
         kept_i = np.empty(2 * B, dtype=np.int64)
     # hot loop on the arrays (no NamedTuple per call), both U values from one pass over the row,
@@ -91,7 +91,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
             return np.nan, B, nk, buf, kept_i
         ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
         a = lam_c * ci
-        if rng.random() * (a + cm) < a + ph:  # keep(rng, a, ph, cm), inlined
+        if keep(st, B, b, a, ph, cm):
             s, p, npf = log_accumulate(s, p, npf, (a + cm - ph) / (a + ph))
             kept_i[nk] = i
             nk += 1
