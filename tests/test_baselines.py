@@ -108,7 +108,7 @@ def test_same_seed_is_bit_identical_and_chunking_does_not_matter(box_problem):
     from samplers.kernels import mh
     from samplers.run import drive
 
-    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2,), mh.mh_sample, (2, 0.05, 0.0, 3),
+    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2,), mh.mh_sample, (2, 0.05, 0.0, 3, False),
                 n_chunks=1)
     np.testing.assert_array_equal(a.samples, one.samples)
     s1 = registry.run("sgld", box_problem, 500, 3, step=0.01, batch=10)
@@ -199,3 +199,19 @@ def test_registry_lists_the_six_baselines():
         spec = registry.get_method(m)
         assert spec.family == "baseline"
     assert registry.get_method("sgld").exact is False
+
+
+@pytest.mark.parametrize("method,hyper", [("rwm", {"step": 0.05}), ("mala", {"step": 0.05}),
+                                          ("barker", {"step": 0.05}),
+                                          ("hmc", {"step": 0.02, "n_leapfrog": 3})])
+def test_authors_recompute_variant_is_the_same_chain_at_double_cost(box_problem, method, hyper):
+    """energy="recompute" (the seed-001 authors' uncached full-batch code) gives the cached chain bit
+    for bit and counts N more data evaluations per iteration; a bad mode is a clear error."""
+    N = box_problem.model.X.shape[0]
+    a = registry.run(method, box_problem, 1500, 4, **hyper)
+    b = registry.run(method, box_problem, 1500, 4, energy="recompute", **hyper)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    np.testing.assert_array_equal(b.n_evals, a.n_evals + N)
+    assert b.hyper["energy"] == "recompute"
+    with pytest.raises(ValueError, match="energy"):
+        registry.run(method, box_problem, 10, 4, energy="uncached", **hyper)

@@ -27,6 +27,11 @@ from samplers import registry
 
 FAM = "exact_mh"
 RATES = (0.25, 0.4, 0.55)
+# Full-batch methods that take ``energy`` (samplers.methods.baselines.energy_flag): "cached" = the
+# algorithm as published (default), "recompute" = the authors' code (log pi at theta and theta' every
+# step; notes exact_minibatch_mh.md departures item 5), whose timings are behind the paper's numbers.
+FULL_BATCH = ("rwm", "mala", "barker", "hmc")
+RECOMPUTE = "+recompute"
 LANGEVIN = {"mala", "poisson_mala", "tuna_sgld"}
 LABEL = {
     "rwm": "MH",
@@ -160,8 +165,23 @@ P_RLR = {
 P_RLR_HMC_STEPS = {"rlr_10d_n1e5": 10, "rlr_10d_n2e5": 5, "rlr_50d": 5}
 
 
+def base_method(label: str) -> str:
+    """Registry id of a table row's method (``"mala+recompute"`` -> ``"mala"``)."""
+    return label[: -len(RECOMPUTE)] if label.endswith(RECOMPUTE) else label
+
+
+def label_of(method: str) -> str:
+    """Display name of a table row's method (the authors' recompute variant marked)."""
+    b = base_method(method)
+    return LABEL.get(b, b) + (" (authors' recompute)" if b != method else "")
+
+
+def _energies(s: dict, m: str) -> list[str]:
+    return list(s.get("energies", ["cached"])) if m in FULL_BATCH else ["cached"]
+
+
 def _paper(table: dict, method: str, rate: float | None) -> str:
-    vals = table.get(method)
+    vals = table.get(base_method(method))
     if vals is None:
         return "-"
     if rate is None or not np.isfinite(rate):
@@ -174,8 +194,10 @@ def _sigma(method: str, h: float) -> float:
     return math.sqrt(2.0) * h if method in LANGEVIN else h
 
 
-def _hyper(method: str, s: dict, step: float) -> dict:
+def _hyper(method: str, s: dict, step: float, energy: str = "cached") -> dict:
     hp: dict[str, Any] = {"step": step}
+    if energy != "cached":
+        hp["energy"] = energy
     if method.startswith("poisson"):
         hp["lam_mult"] = s["lam_mult"]
     if method == "sgld":
@@ -237,6 +259,7 @@ TG_SETTINGS = {
         "lam_mult": 5e-4,
         "step_mode": "authors",
         "n_ref": 1_000_000,
+        "energies": ["cached", "recompute"],
     },
     "smoke": {
         "target": {"N": 2_000, "d": 5, "beta": 5e-4},
@@ -249,6 +272,7 @@ TG_SETTINGS = {
         "lam_mult": 5e-4,
         "step_mode": "authors",
         "n_ref": 20_000,
+        "energies": ["cached", "recompute"],
     },
 }
 
@@ -259,7 +283,17 @@ def tg_cells(s: dict) -> list[dict]:
         for m in s["methods"]:
             for rate in [None] if m == "sgld" else s["rates"]:
                 tag = "na" if rate is None else f"{rate:g}"
-                out.append({"cell": f"{m}_r{tag}_run{run}", "method": m, "rate": rate, "run": run})
+                for en in _energies(s, m):
+                    sfx = "" if en == "cached" else f"_{en}"
+                    out.append(
+                        {
+                            "cell": f"{m}{sfx}_r{tag}_run{run}",
+                            "method": m,
+                            "rate": rate,
+                            "run": run,
+                            "energy": en,
+                        }
+                    )
     return out
 
 
@@ -274,11 +308,13 @@ def tg_run_cell(params: dict, seed, ctx) -> list[dict]:
         else _step(m, s, "tg", 0.4, pb, None)
     )
     n_iter = s["sgld_ks_iters"] if m == "sgld" else s["iters"][m]
-    res = registry.run(m, pb, n_iter, child_seed(seed, 2), **_hyper(m, s, step))
+    en = params.get("energy", "cached")
+    res = registry.run(m, pb, n_iter, child_seed(seed, 2), **_hyper(m, s, step, en))
     ref = pb.reference(np.random.default_rng(child_seed(seed, 3)), s["n_ref"])
     ess_part = res.samples[: s["iters"][m]] if m == "sgld" else res.samples
     row = {
-        "method": m,
+        "method": m if en == "cached" else m + RECOMPUTE,
+        "energy": en,
         "target_rate": np.nan if rate is None else rate,
         "run": params["run"],
         "step": step,
@@ -313,7 +349,7 @@ def _ess_table(ok: pd.DataFrame, paper: dict) -> pd.DataFrame:
         rows.append(
             {
                 "method": m,
-                "label": LABEL.get(m, m),
+                "label": label_of(m),
                 "target_rate": rate,
                 "accept": g["accept"].mean(),
                 "step": g["step"].mean(),
@@ -350,7 +386,7 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
     )
     best = t.loc[t.groupby("method")["ess_s_med"].idxmax()].copy()
     best["paper_value"] = [
-        max(P_TG[m], key=lambda v: float(v.strip("()").split(",")[1])) for m in best["method"]
+        max(P_TG[base_method(m)], key=lambda v: float(v.strip("()").split(",")[1])) for m in best["method"]
     ]
     out.table("exact_mh_tg_ess_best", best, caption="seed 001 Table 1 counterpart: best rate.")
     ks_rows = []
@@ -358,7 +394,7 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
         ks_rows.append(
             {
                 "method": m,
-                "label": LABEL.get(m, m),
+                "label": label_of(m),
                 "target_rate": rate,
                 "ks_min": g["ks_min"].mean(),
                 "ks_med": g["ks_med"].mean(),
@@ -379,9 +415,9 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
         sub = ok[(ok["target_rate"] == rate) | ok["target_rate"].isna()]
         for m, g in sub.groupby("method", sort=False):
             r = g.iloc[0]
-            ax[0][j].loglog(r["mse_t"], r["mse_mean"], label=LABEL.get(m, m))
+            ax[0][j].loglog(r["mse_t"], r["mse_mean"], label=label_of(m))
             if len(r["mse_var"]):
-                ax[1][j].loglog(r["mse_t"], r["mse_var"], label=LABEL.get(m, m))
+                ax[1][j].loglog(r["mse_t"], r["mse_var"], label=label_of(m))
         ax[0][j].set_title(f"acceptance {rate:g}")
         ax[1][j].set_xlabel("seconds")
     ax[0][0].set_ylabel("MSE of mean")
@@ -408,6 +444,7 @@ RLR_SETTINGS = {
         "iters": RLR_ITERS,
         "n_leapfrog_list": [2, 5, 10],
         "step_mode": "authors",
+        "energies": ["cached", "recompute"],
     },
     "smoke": {
         "variants": ["rlr_10d_n1e5"],
@@ -431,17 +468,19 @@ def rlr_cells(s: dict) -> list[dict]:
             for m in s["methods"]:
                 for nl in s["n_leapfrog_list"] if m == "hmc" else [0]:
                     for rate in s["rates"]:
-                        name = m if m != "hmc" else f"hmc{nl}"
-                        out.append(
-                            {
-                                "cell": f"{v}_{name}_r{rate:g}_run{run}",
-                                "variant": v,
-                                "method": m,
-                                "n_leapfrog": nl,
-                                "rate": rate,
-                                "run": run,
-                            }
-                        )
+                        for en in _energies(s, m):
+                            name = (m if m != "hmc" else f"hmc{nl}") + ("" if en == "cached" else f"_{en}")
+                            out.append(
+                                {
+                                    "cell": f"{v}_{name}_r{rate:g}_run{run}",
+                                    "variant": v,
+                                    "method": m,
+                                    "n_leapfrog": nl,
+                                    "rate": rate,
+                                    "run": run,
+                                    "energy": en,
+                                }
+                            )
     return out
 
 
@@ -454,11 +493,13 @@ def rlr_run_cell(params: dict, seed, ctx) -> list[dict]:
     pb = registry.build_problem("robust_regression", child_seed(seed, 0), **tv)
     ss = {**s, "lam_mult": lam_mult, "n_leapfrog": params["n_leapfrog"]}
     step = _step(m, ss, v, rate, pb, child_seed(seed, 1))
-    res = registry.run(m, pb, s["iters"][m], child_seed(seed, 2), **_hyper(m, ss, step))
+    en = params.get("energy", "cached")
+    res = registry.run(m, pb, s["iters"][m], child_seed(seed, 2), **_hyper(m, ss, step, en))
     th = pb.meta["theta_star"]
     row = {
         "variant": v,
-        "method": m if m != "hmc" else f"hmc{params['n_leapfrog']}",
+        "method": (m if m != "hmc" else f"hmc{params['n_leapfrog']}") + ("" if en == "cached" else RECOMPUTE),
+        "energy": en,
         "target_rate": rate,
         "run": params["run"],
         "step": step,

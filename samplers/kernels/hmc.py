@@ -2,7 +2,9 @@
 
 A trajectory that leaves the support is rejected (as the papers do for truncated targets). Note: the
 seed-001 authors' RLR code reuses the start-of-step gradient in both half kicks (not reversible,
-notes §9.3); this is the correct leapfrog.
+notes §9.3); this is the correct leapfrog. ``recompute=True`` in :func:`hmc_sample` = the authors'
+uncached energy (log pi and gradient evaluated again at the current theta every step; same chain,
+one more full-data pass per iteration; see :mod:`samplers.kernels.mh`).
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g
 
 
 @njit(cache=True)
-def hmc_sample(t: TallData, theta, grad, lp, n_iter: int, eps: float, n_leap: int, rng, thin: int):
+def hmc_sample(t: TallData, theta, grad, lp, n_iter: int, eps: float, n_leap: int, recompute: bool,
+               rng, thin: int):
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
     acc = np.zeros(n_iter, dtype=np.bool_)
@@ -71,10 +74,13 @@ def hmc_sample(t: TallData, theta, grad, lp, n_iter: int, eps: float, n_leap: in
     q = np.empty(d)
     p = np.empty(d)
     g = np.empty(d)
+    N = t.X.shape[0]
     for it in range(n_iter):
+        if recompute:  # the authors' uncached energy (module docstring)
+            lp[0] = log_post_grad(t, theta, grad)
         a, ne = hmc_step(t, theta, grad, lp, eps, n_leap, rng, q, p, g)
         acc[it] = a
-        nev[it] = ne
+        nev[it] = ne + (N if recompute else 0)
         if (it + 1) % thin == 0:
             samples[(it + 1) // thin - 1] = theta
     return samples, acc, nev

@@ -4,6 +4,11 @@ One compiled kernel serves the three methods (they differ only in the proposal k
 :mod:`samplers.proposals`). State = (theta, grad, lp) with ``lp = [log pi(theta)]``; log pi and its
 gradient are cached at the current state, so each iteration evaluates all N data once at theta'
 (the "batch size" N). Proposals outside the support are rejected without evaluating the data.
+
+``recompute=True`` in :func:`mh_sample` is the seed-001 authors' code (notes exact_minibatch_mh.md,
+departures item 5): log pi (and its gradient) is evaluated again at the current theta every step
+instead of being cached, so an iteration costs 2N evaluations. The value is recomputed by the same
+compiled loop, bit for bit, so the chain is identical to the cached one: only its cost changes.
 """
 
 from __future__ import annotations
@@ -51,17 +56,21 @@ def mh_step(t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: 
 
 @njit(cache=True)
 def mh_sample(t: TallData, theta, grad, lp, n_iter: int, prop: int, sigma: float, h: float, K: int,
-              rng, thin: int):
+              recompute: bool, rng, thin: int):
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
     acc = np.zeros(n_iter, dtype=np.bool_)
     nev = np.zeros(n_iter, dtype=np.int64)
     theta_p = np.empty(d)
     grad_p = np.zeros(d)
+    N = t.X.shape[0]
+    grad_g = uses_gradient(prop)
     for it in range(n_iter):
+        if recompute:  # the authors' uncached variant (module docstring)
+            lp[0] = log_post_grad(t, theta, grad) if grad_g else log_post(t, theta)
         a, ne = mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p)
         acc[it] = a
-        nev[it] = ne
+        nev[it] = ne + (N if recompute else 0)
         if (it + 1) % thin == 0:
             samples[(it + 1) // thin - 1] = theta
     return samples, acc, nev

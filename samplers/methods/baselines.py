@@ -45,17 +45,33 @@ def _tall(problem: Problem) -> tall.TallData:
     return problem.model
 
 
+ENERGY_MODES = ("cached", "recompute")
+
+
+def energy_flag(energy: str) -> bool:
+    """``energy="cached"`` (the algorithm as published: log pi cached at the current state) or
+    ``"recompute"`` (the seed-001 authors' full-batch code: log pi, and its gradient, evaluated at
+    theta and theta' every step; same chain, 2N evaluations per iteration; notes
+    exact_minibatch_mh.md, departures item 5). Returns the kernels' ``recompute`` flag."""
+    if energy not in ENERGY_MODES:
+        raise ValueError(f"energy must be one of {ENERGY_MODES}, got {energy!r}")
+    return energy == "recompute"
+
+
 def _mh_runner(base: str):
     def run(problem: Problem, n_iter: int, seed: Any, *, step: float, proposal: str = "gauss",
-            h: float = 0.0, K: int = 3, thin: int = 1, x0=None, progress=None) -> ChainResult:
+            h: float = 0.0, K: int = 3, energy: str = "cached", thin: int = 1, x0=None,
+            progress=None) -> ChainResult:
         prop = proposal_kind(base, proposal)
         check_positive("step", step)
         if proposal == "lattice":
             check_positive("h", h)
             check_positive("K", K, integer=True)
+        rec = energy_flag(energy)
         return drive(base, problem, n_iter, seed, MH.mh_init, (prop,), MH.mh_sample,
-                     (prop, float(step), float(h), int(K)), thin=thin, x0=x0, progress=progress,
-                     hyper={"step": step, "proposal": proposal, "h": h, "K": K})
+                     (prop, float(step), float(h), int(K), rec), thin=thin, x0=x0,
+                     progress=progress,
+                     hyper={"step": step, "proposal": proposal, "h": h, "K": K, "energy": energy})
 
     run.__name__ = f"run_{base}"
     run.__doc__ = f"Full-batch {base} (see samplers.kernels.mh)."
@@ -63,13 +79,14 @@ def _mh_runner(base: str):
 
 
 def run_hmc(problem: Problem, n_iter: int, seed: Any, *, step: float, n_leapfrog: int = 10,
-            thin: int = 1, x0=None, progress=None) -> ChainResult:
-    """Full-batch HMC (samplers.kernels.hmc)."""
+            energy: str = "cached", thin: int = 1, x0=None, progress=None) -> ChainResult:
+    """Full-batch HMC (samplers.kernels.hmc); ``energy`` as in :func:`energy_flag`."""
     check_positive("step", step)
     check_positive("n_leapfrog", n_leapfrog, integer=True)
+    rec = energy_flag(energy)
     return drive("hmc", problem, n_iter, seed, H.hmc_init, (), H.hmc_sample,
-                 (float(step), int(n_leapfrog)), thin=thin, x0=x0, progress=progress,
-                 hyper={"step": step, "n_leapfrog": n_leapfrog})
+                 (float(step), int(n_leapfrog), rec), thin=thin, x0=x0, progress=progress,
+                 hyper={"step": step, "n_leapfrog": n_leapfrog, "energy": energy})
 
 
 def run_sgld(problem: Problem, n_iter: int, seed: Any, *, step: float, batch: int = 512,
@@ -99,7 +116,7 @@ def run_gibbs(problem: Problem, n_iter: int, seed: Any, *, scan: str = "random",
                  (scans[scan],), thin=thin, x0=x0, progress=progress, hyper={"scan": scan})
 
 
-_GRID = {"proposal": "gauss", "h": 0.0, "K": 3}
+_GRID = {"proposal": "gauss", "h": 0.0, "K": 3, "energy": "cached"}
 METHODS = [
     MethodSpec("rwm", "baseline", _mh_runner("rwm"), ("continuous",), {"step": 0.1, **_GRID},
                True, "Metropolis et al. 1953", "random-walk Metropolis, full batch"),
@@ -107,7 +124,8 @@ METHODS = [
                True, "Roberts & Tweedie 1996", "Metropolis-adjusted Langevin, full batch"),
     MethodSpec("barker", "baseline", _mh_runner("barker"), ("continuous",), {"step": 0.1, **_GRID},
                True, "Livingstone & Zanella 2022", "Barker proposal, full batch"),
-    MethodSpec("hmc", "baseline", run_hmc, ("continuous",), {"step": 0.05, "n_leapfrog": 10},
+    MethodSpec("hmc", "baseline", run_hmc, ("continuous",), {"step": 0.05, "n_leapfrog": 10,
+                                                           "energy": "cached"},
                True, "Neal 2011", "Hamiltonian Monte Carlo (leapfrog, unit mass), full batch"),
     MethodSpec("sgld", "baseline", run_sgld, ("continuous",), {"step": 0.01, "batch": 512},
                False, "Welling & Teh 2011", "stochastic gradient Langevin (no MH correction)",

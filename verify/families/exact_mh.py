@@ -710,13 +710,17 @@ def _claims(quick: bool) -> list[dict]:
             _not_run("exact_mh.minibatch_beats_full", st2, "results/exact_mh_tg_ess.csv"),
         ]
     else:
-        top, beat = [], []
+        top, beat, beat_a = [], [], []
         for _rate, g in ess.groupby("target_rate"):
-            g = g.sort_values("ess_s_med", ascending=False)
-            top.append(set(g["method"].head(2)) == {"poisson_mala", "poisson_barker"})
+            cached = g[~g["method"].str.endswith("+recompute")]
+            cached = cached.sort_values("ess_s_med", ascending=False)
+            top.append(set(cached["method"].head(2)) == {"poisson_mala", "poisson_barker"})
             mb = g[g["method"].str.startswith("poisson")]["ess_s_med"].min()
             fb = g[g["method"].isin(["rwm", "mala", "barker"])]["ess_s_med"].max()
             beat.append(bool(mb > fb))
+            fa = g[g["method"].str.endswith("+recompute")]["ess_s_med"]
+            if not fa.empty:
+                beat_a.append(bool(mb > fa.max()))
         rows.append(
             {
                 "claim_id": "exact_mh.tg_top_two",
@@ -737,6 +741,25 @@ def _claims(quick: bool) -> list[dict]:
                 "holds": all(beat),
             }
         )
+        st2a = (
+            "every exact minibatch method beats every full-batch method in median ESS/s, full batch "
+            "timed as the authors' code runs it (log pi at theta and theta' every step, energy=recompute)"
+        )
+        if beat_a:
+            rows.append(
+                {
+                    "claim_id": "exact_mh.minibatch_beats_full_authors",
+                    "paper": S001 + " Table 1/4",
+                    "statement": st2a,
+                    "evidence": "results/exact_mh_tg_ess.csv",
+                    "measured": f"{sum(beat_a)}/{len(beat_a)} rates",
+                    "holds": all(beat_a),
+                }
+            )
+        else:
+            rows.append(
+                _not_run("exact_mh.minibatch_beats_full_authors", st2a, "results/exact_mh_tg_ess.csv")
+            )
     ks = _read("exact_mh_tg_ks")
     st3 = "SGLD's max KS is several (>= 2) times the Poisson methods' max KS"
     if ks is None:
