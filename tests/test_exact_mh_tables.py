@@ -13,9 +13,16 @@ from bench.experiments import exact_mh as X
 class _Out:
     def __init__(self) -> None:
         self.tables: dict[str, pd.DataFrame] = {}
+        self.figures: dict[str, list] = {}
 
     def table(self, name: str, t: pd.DataFrame, caption: str = "") -> None:
         self.tables[name] = t
+
+    def figure(self, name: str, fig, caption: str = "") -> None:
+        import matplotlib.pyplot as plt
+
+        self.figures[name] = [[ln.get_label() for ln in a.get_lines()] for a in fig.axes]
+        plt.close(fig)
 
 
 @pytest.mark.parametrize("variant, steps", [("rlr_10d_n1e5", 10), ("rlr_10d_n2e5", 5), ("rlr_50d", 5)])
@@ -116,3 +123,42 @@ def test_verify_claim_against_the_authors_full_batch_timing(tmp_path, monkeypatc
     t[~t["method"].str.endswith("+recompute")].to_csv(tmp_path / "exact_mh_tg_ess.csv", index=False)
     rows = {r["claim_id"]: r for r in VF._claims(quick=True)}
     assert rows["exact_mh.minibatch_beats_full_authors"]["holds"] is None
+
+
+def test_rlr_mse_figures_average_runs_and_compare_leapfrog_counts() -> None:
+    """Figs. 1/4 (time and iteration MSE; recompute rows only on the time axis) and Fig. 5 (HMC
+    2/5/10) counterparts; the run average is the mean of the runs' curves."""
+    import numpy as np
+
+    rows = []
+    for m in ("mala", "mala+recompute", "poisson_mala", "hmc2", "hmc5", "hmc10"):
+        for run in (0, 1):
+            rows.append(
+                {
+                    "status": "ok",
+                    "variant": "rlr_10d_n1e5",
+                    "method": m,
+                    "target_rate": 0.4,
+                    "run": run,
+                    "ess_s": [1.0, 2.0],
+                    "accept": 0.4,
+                    "step": 0.1,
+                    "mean_batch": 1.0,
+                    "sec_per_iter": 1e-3 * (2 if "recompute" in m else 1),
+                    "mse_t": [0.01 * (run + 1), 0.1 * (run + 1)],
+                    "mse_mean": [1.0 + run, 0.1 + run],
+                }
+            )
+    df = pd.DataFrame(rows)
+    t, it, mse = X.mean_mse_curves(df[df["method"] == "mala"])
+    np.testing.assert_allclose(mse, [1.5, 0.6])
+    np.testing.assert_allclose(t, [0.015, 0.15])
+    np.testing.assert_allclose(it, [15.0, 150.0])
+    out = _Out()
+    X.rlr_summarize(df, {"variants": ["rlr_10d_n1e5"]}, out)
+    clock, iters = out.figures["exact_mh_rlr_10d_n1e5_mse"]
+    assert "MALA (authors' recompute)" in clock and "MALA (authors' recompute)" not in iters
+    assert {"hmc2", "hmc5", "hmc10"} == set(out.figures["exact_mh_rlr_10d_n1e5_hmc_leapfrog"][0])
+    out2 = _Out()  # N = 2e5 (Fig. 6): no leapfrog figure in the paper
+    X.rlr_summarize(df.assign(variant="rlr_10d_n2e5"), {"variants": ["rlr_10d_n2e5"]}, out2)
+    assert set(out2.figures) == {"exact_mh_rlr_10d_n2e5_mse"}

@@ -525,6 +525,73 @@ def rlr_summarize(df: pd.DataFrame, s: dict, out) -> None:
             caption=f"seed 001 {names[v]} counterpart: ESS/s "
             "(min, med, max); paper HMC column = 10 leapfrog (Tables 2/5) or 5 (Tables 6/7).",
         )
+        _rlr_figures(sub, v, out)
+
+
+RLR_FIGS = {
+    "rlr_10d_n1e5": ("Figs. 1 and 4", "Fig. 5"),
+    "rlr_10d_n2e5": ("Fig. 6", None),
+    "rlr_50d": ("Figs. 7 and 8", "Fig. 9"),
+}
+
+
+def mean_mse_curves(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run-averaged MSE curve of one method: (seconds, iterations, MSE) at the cells' checkpoints
+    (the same iteration checkpoints in every run of a method; truncated to the shortest)."""
+    n = min(len(x) for x in g["mse_mean"])
+    mse = np.mean([np.asarray(x[:n], dtype=float) for x in g["mse_mean"]], axis=0)
+    ts = [np.asarray(x[:n], dtype=float) for x in g["mse_t"]]
+    its = [t / sp for t, sp in zip(ts, g["sec_per_iter"], strict=True)]
+    return np.mean(ts, axis=0), np.mean(its, axis=0), mse
+
+
+def _rlr_figures(sub: pd.DataFrame, v: str, out) -> None:
+    """MSE of theta* vs time (row 1) and vs iteration (row 2) per acceptance rate, averaged over runs
+    (seed 001 Figs. 1/4, 6, 7/8); HMC with 2/5/10 leapfrog steps vs time (Figs. 5, 9)."""
+    import matplotlib.pyplot as plt
+
+    if "mse_mean" not in sub:
+        return
+    rates = sorted(sub["target_rate"].dropna().unique())
+    fig_main, fig_hmc = RLR_FIGS.get(v, ("figure", None))
+    fig, ax = plt.subplots(2, len(rates), figsize=(4.5 * len(rates), 6.5), squeeze=False)
+    for j, rate in enumerate(rates):
+        for m, g in sub[sub["target_rate"] == rate].groupby("method", sort=True):
+            t, it, mse = mean_mse_curves(g)
+            rec = base_method(m) != m
+            ax[0][j].loglog(t, mse, ls="--" if rec else "-", label=label_of(m))
+            if not rec:  # same chain as the cached row, only slower: iteration axis identical
+                ax[1][j].loglog(it, mse, label=label_of(m))
+        ax[0][j].set_title(f"{v}, acceptance {rate:g}")
+        ax[0][j].set_xlabel("seconds")
+        ax[1][j].set_xlabel("iterations")
+    ax[0][0].set_ylabel("MSE of theta*")
+    ax[1][0].set_ylabel("MSE of theta*")
+    ax[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    out.figure(
+        f"exact_mh_{v}_mse",
+        fig,
+        caption=f"seed 001 {fig_main} counterpart: MSE of theta* vs time and vs iteration, mean over runs.",
+    )
+    hmc = sub[sub["method"].str.match(r"^hmc\d+$")]
+    if fig_hmc is None or hmc["method"].nunique() < 2:
+        return
+    fig, ax = plt.subplots(1, len(rates), figsize=(4.5 * len(rates), 3.4), squeeze=False)
+    for j, rate in enumerate(rates):
+        for m, g in hmc[hmc["target_rate"] == rate].groupby("method", sort=True):
+            t, _, mse = mean_mse_curves(g)
+            ax[0][j].loglog(t, mse, label=m)
+        ax[0][j].set_title(f"{v}, acceptance {rate:g}")
+        ax[0][j].set_xlabel("seconds")
+    ax[0][0].set_ylabel("MSE of theta*")
+    ax[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    out.figure(
+        f"exact_mh_{v}_hmc_leapfrog",
+        fig,
+        caption=f"seed 001 {fig_hmc} counterpart: HMC with 2/5/10 leapfrog steps, MSE vs time.",
+    )
 
 
 # ============================================================================ MNIST logistic
