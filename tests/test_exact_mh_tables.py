@@ -161,4 +161,40 @@ def test_rlr_mse_figures_average_runs_and_compare_leapfrog_counts() -> None:
     assert {"hmc2", "hmc5", "hmc10"} == set(out.figures["exact_mh_rlr_10d_n1e5_hmc_leapfrog"][0])
     out2 = _Out()  # N = 2e5 (Fig. 6): no leapfrog figure in the paper
     X.rlr_summarize(df.assign(variant="rlr_10d_n2e5"), {"variants": ["rlr_10d_n2e5"]}, out2)
-    assert set(out2.figures) == {"exact_mh_rlr_10d_n2e5_mse"}
+    assert set(out2.figures) == {"exact_mh_rlr_10d_n2e5_mse", "exact_mh_rlr_10d_n2e5_ess"}
+
+
+def test_tg_summarize_tables_and_figures() -> None:
+    """Tables 1/3/4 + Fig. 3 counterparts and a figure per table, with recompute and SGLD rows."""
+    import numpy as np
+
+    rows = []
+    for m in ("rwm", "rwm+recompute", "mala", "poisson_mh", "poisson_mala", "sgld"):
+        for rate in [np.nan] if m == "sgld" else [0.25, 0.4]:
+            for run in (0, 1):
+                rows.append(
+                    {
+                        "status": "ok",
+                        "method": m,
+                        "target_rate": rate,
+                        "run": run,
+                        "ess_s": [1.0, 2.0 + run],
+                        "accept": 0.4,
+                        "step": 0.1,
+                        "mean_batch": 5.0,
+                        "sec_per_iter": 1e-3,
+                        "mse_t": [0.01, 0.1],
+                        "mse_mean": [1.0, 0.1],
+                        "mse_var": [2.0, 0.2],
+                        "ks_min": 0.01,
+                        "ks_med": 0.02,
+                        "ks_max": 0.05 + run * 0.01,
+                    }
+                )
+    out = _Out()
+    X.tg_summarize(pd.DataFrame(rows), {}, out)
+    assert {"exact_mh_tg_ess", "exact_mh_tg_ess_best", "exact_mh_tg_ks"} <= set(out.tables)
+    assert {"exact_mh_tg_fig3_mse", "exact_mh_tg_ess", "exact_mh_tg_ks"} <= set(out.figures)
+    t = out.tables["exact_mh_tg_ess"].set_index(["method", "target_rate"])
+    assert t.loc[("rwm+recompute", 0.4), "paper_value"] == t.loc[("rwm", 0.4), "paper_value"]
+    assert t.loc[("poisson_mh", 0.4), "ess_s_med"] == 1.75  # per-coordinate mean over runs, then median

@@ -414,17 +414,64 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
     for j, rate in enumerate(rates):
         sub = ok[(ok["target_rate"] == rate) | ok["target_rate"].isna()]
         for m, g in sub.groupby("method", sort=False):
-            r = g.iloc[0]
-            ax[0][j].loglog(r["mse_t"], r["mse_mean"], label=label_of(m))
-            if len(r["mse_var"]):
-                ax[1][j].loglog(r["mse_t"], r["mse_var"], label=label_of(m))
+            ls = "--" if base_method(m) != m else "-"
+            t_, _, mse = mean_mse_curves(g)
+            ax[0][j].loglog(t_, mse, ls=ls, label=label_of(m))
+            if all(len(x) for x in g["mse_var"]):
+                t_, _, mv = mean_mse_curves(g.assign(mse_mean=g["mse_var"]))
+                ax[1][j].loglog(t_, mv, ls=ls, label=label_of(m))
         ax[0][j].set_title(f"acceptance {rate:g}")
         ax[1][j].set_xlabel("seconds")
     ax[0][0].set_ylabel("MSE of mean")
     ax[1][0].set_ylabel("MSE of variance")
     ax[0][0].legend(fontsize=7)
     fig.tight_layout()
-    out.figure("exact_mh_tg_fig3_mse", fig, caption="seed 001 Fig. 3 counterpart (run 0).")
+    out.figure("exact_mh_tg_fig3_mse", fig, caption="seed 001 Fig. 3 counterpart (mean over runs).")
+    ess_figure(t, "exact_mh_tg_ess", "seed 001 Tables 1/4 counterpart", out)
+    ks = pd.DataFrame(ks_rows)
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for k, (_m, g) in enumerate(ks.groupby("method", sort=False)):
+        ax.scatter(np.full(len(g), k), g["ks_max"], label=None)
+        ax.scatter([k], [g["ks_med"].mean()], marker="_", s=200, c="k")
+    ax.set_xticks(
+        range(ks["method"].nunique()),
+        [label_of(m) for m in ks["method"].unique()],
+        rotation=30,
+        ha="right",
+        fontsize=7,
+    )
+    ax.set_ylabel("KS D (dots: max per rate; bar: median)")
+    fig.tight_layout()
+    out.figure("exact_mh_tg_ks", fig, caption="seed 001 Table 3 counterpart: KS vs exact draws.")
+
+
+def ess_figure(t: pd.DataFrame, name: str, what: str, out) -> None:
+    """Median ESS/s per method and acceptance rate (bars: min..max over coordinates), the paper's
+    median as a black tick where it printed one: the figure of an ESS/s table."""
+    import matplotlib.pyplot as plt
+
+    rates = sorted(t["target_rate"].dropna().unique())
+    meths = list(dict.fromkeys(t["method"]))
+    fig, ax = plt.subplots(figsize=(1.1 * len(meths) * max(len(rates), 1) ** 0.5 + 3, 3.6))
+    w = 0.8 / max(len(rates), 1)
+    for j, rate in enumerate(rates):
+        sub = t[t["target_rate"] == rate].set_index("method")
+        xs = [k + (j - (len(rates) - 1) / 2) * w for k, m in enumerate(meths) if m in sub.index]
+        ms = [m for m in meths if m in sub.index]
+        med = sub.loc[ms, "ess_s_med"].to_numpy(float)
+        lo = med - sub.loc[ms, "ess_s_min"].to_numpy(float)
+        hi = sub.loc[ms, "ess_s_max"].to_numpy(float) - med
+        ax.bar(xs, med, width=w, yerr=[lo, hi], capsize=2, label=f"acceptance {rate:g}")
+        for x, m in zip(xs, ms, strict=True):
+            pv = str(sub.loc[m, "paper_value"])
+            if pv.startswith("("):
+                ax.scatter([x], [float(pv.strip("()").split(",")[1])], marker="_", s=120, c="k", zorder=3)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(meths)), [label_of(m) for m in meths], rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("ESS/s (median; bars min..max)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out.figure(name, fig, caption=f"{what}: median ESS/s per method; black ticks = paper medians.")
 
 
 # ============================================================================ robust regression
@@ -525,6 +572,7 @@ def rlr_summarize(df: pd.DataFrame, s: dict, out) -> None:
             caption=f"seed 001 {names[v]} counterpart: ESS/s "
             "(min, med, max); paper HMC column = 10 leapfrog (Tables 2/5) or 5 (Tables 6/7).",
         )
+        ess_figure(t, f"exact_mh_{v}_ess", f"seed 001 {names[v]} counterpart", out)
         _rlr_figures(sub, v, out)
 
 
