@@ -146,6 +146,18 @@ def test_summarize_tables_and_figures():
     assert len(cl[(cl["step"] == 2e-3)]) == 2
 
 
+def test_variant_order():
+    v = ["tuna_sgld_K128", "hmc", "tuna_sgld_K20", "tuna_mh", "tuna_sgld_K64", "rwm"]
+    assert sorted(v, key=X._mnist_variant_order) == [
+        "tuna_mh",
+        "tuna_sgld_K20",
+        "tuna_sgld_K64",
+        "tuna_sgld_K128",
+        "rwm",
+        "hmc",
+    ]
+
+
 def test_summarize_no_ok_cells():
     out = _Out()
     X.mnist_summarize(pd.DataFrame([{"cell": "c", "status": "error", "message": "boom"}]), S, out)

@@ -883,6 +883,12 @@ def mnist_claims_table(lv: pd.DataFrame, s: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols + ["fastest", "paper"])
 
 
+def _mnist_variant_order(v: str) -> tuple[int, int]:
+    """Sort key: MNIST_METHODS order, then Tuna-SGLD by numeric K."""
+    base, _, k = v.partition("_K")
+    return (MNIST_METHODS.index(base), int(k) if k else 0)
+
+
 def _mnist_plot(ax, r, x: str, **kw) -> None:
     iters, _t, t_cpu, acc = _mnist_curves(r)
     ax.plot(iters if x == "iters" else t_cpu, acc, lw=1.0, **kw)
@@ -970,15 +976,21 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
             caption=f"seed 001 Fig. 2 / 13 counterpart (Tuna-SGLD K={k_main}).",
         )
         # Fig. 10: a panel per method, one line per step
-        variants = sorted(g["method"].unique(), key=lambda v: (MNIST_METHODS.index(v.split("_K")[0]), v))
-        fig, ax = plt.subplots(1, len(variants), figsize=(2.8 * len(variants), 2.8), squeeze=False)
+        variants = sorted(g["method"].unique(), key=_mnist_variant_order)
+        nc = min(4, len(variants))
+        nr = -(-len(variants) // nc)
+        fig, ax = plt.subplots(nr, nc, figsize=(3.0 * nc, 2.6 * nr), squeeze=False)
         for j, v in enumerate(variants):
+            a = ax[j // nc][j % nc]
             for _, r in g[g["method"] == v].sort_values("step").iterrows():
-                _mnist_plot(ax[0][j], r, "t", label=f"eps={r['step']:g}")
-            ax[0][j].set_xscale("log")
-            ax[0][j].set_title(v, fontsize=9)
-            ax[0][j].set_xlabel("CPU-corr. s")
-        ax[0][0].set_ylabel("test accuracy")
+                _mnist_plot(a, r, "t", label=f"eps={r['step']:g}")
+            a.set_xscale("log")
+            a.set_title(v, fontsize=9)
+            a.set_xlabel("CPU-corr. s", fontsize=8)
+        for j in range(len(variants), nr * nc):
+            ax[j // nc][j % nc].axis("off")
+        for i in range(nr):
+            ax[i][0].set_ylabel("test accuracy")
         ax[0][0].legend(fontsize=6)
         fig.tight_layout()
         out.figure(f"exact_mh_{ds}_by_method", fig, caption="seed 001 Fig. 10 counterpart.")
