@@ -50,3 +50,48 @@ def test_kvm_tuna_sgld_check():
     assert len(muts) == 2
     for r in rows:
         assert r["passed"], r
+
+
+def test_authors_drift_has_length_eps2_n_over_k():
+    """drift='normalized' = the authors' tuna_sgld_proposal!: mean theta + eps^2 (N/K) g/||g|| (notes
+    §9.1). The mapped gradient has norm exactly 2 N/K and the proposal sits at the drifted mean up to
+    the Gaussian noise; the pre-fix map (norm 2, no N/K: 1000x too short here) is caught."""
+    from samplers import proposals as PR
+    from samplers.kernels import tuna_sgld as TS
+    from samplers.methods.exact_mh import tuna_setup
+    from samplers.targets import tall
+
+    rng = np.random.default_rng(3)
+    N, d, batch, sigma = 2000, 5, 2, 0.05
+    Y, s2 = tall.make_truncated_gaussian_data(rng, N, d)
+    t = tall.truncated_gaussian(Y, s2, beta=1e-3, K=50.0)
+    C, prob, alias = tuna_setup(t, 1e-5)
+    for _ in range(5):
+        theta0 = rng.uniform(-2.0, 2.0, d)
+        st = TS.tuna_sgld_init(t, theta0)
+        theta_p, g, g_p = np.empty(d), np.empty(d), np.empty(d)
+        TS.tuna_sgld_step(
+            t,
+            *st,
+            batch,
+            1e-5,
+            C,
+            prob,
+            alias,
+            PR.LANGEVIN_GAUSS,
+            TS.DRIFT_NORMALIZED,
+            sigma,
+            0.0,
+            3,
+            rng,
+            theta_p,
+            g,
+            g_p,
+        )
+        np.testing.assert_allclose(np.linalg.norm(g), 2.0 * N / batch, rtol=1e-12)
+        drift = theta_p - theta0
+        assert np.linalg.norm(drift) > 2.0  # sigma^2 N/K = 2.5 (pre-fix: 0.0025)
+        assert np.linalg.norm(drift - 0.5 * sigma**2 * g) < 6.0 * sigma * np.sqrt(d)  # noise, P(>) < 1e-6
+    g = np.array([3.0, -4.0])
+    TS.drift_map(g, TS.DRIFT_PAPER, 1000.0)
+    assert np.array_equal(g, [3.0, -4.0])

@@ -292,12 +292,12 @@ def repeat_tuna_sgld(
         else:
             uniform_minibatch(perm, batch, rng)
             grad_estimate(t, theta, perm, batch, g)
-            drift_map(g, drift)
+            drift_map(g, drift, t.X.shape[0] / batch)
             propose(prop, theta, g, sigma, h, K, rng, theta_p)
             lp_p = log_prior(t, theta_p)
             if lp_p > -np.inf:
                 grad_estimate(t, theta_p, perm, batch, g_p)
-                drift_map(g_p, drift)
+                drift_map(g_p, drift, t.X.shape[0] / batch)
                 s, B, nk, buf, kept_i = tuna_log_ratio(
                     t, theta, theta_p, chi, C, prob, alias, rng, buf, kept_i, err
                 )

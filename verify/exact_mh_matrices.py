@@ -271,7 +271,8 @@ def tuna_sgld_matrix(
     """Tuna-SGLD (seed 001 Alg. 3) with the lattice Langevin proposal (offsets k h, |k| <= K, per coordinate).
 
     ``P(x, y) = C(N, batch)^-1 sum_B q_B(x, y) E_{s ~ Tuna(x, y)}[min(1, r_{B, s})]`` with
-    ``g_B(t) = grad log prior + (N/batch) sum_{i in B} grad ll_i(t)`` (``drift="normalized"``: 2 g/||g||),
+    ``g_B(t) = grad log prior + (N/batch) sum_{i in B} grad ll_i(t)`` (``drift="normalized"``:
+    (N/batch) 2 g/||g||, the authors' code),
     ``log r = log prior(y)/prior(x) + sum_i s_i log rho_i + log q_B(y, x) - log q_B(x, y)`` and ``q_B(y, x)``
     uses ``g_B(y)`` (the same batch B). ``reverse_grad="current"`` builds the matrix of the broken variant
     that uses ``g_B(x)`` in the reverse density (to measure the mutant's distance). Returns ``(P, bound)``."""
@@ -288,7 +289,7 @@ def tuna_sgld_matrix(
     G = np.array([pgrad + (N / batch) * lgrad[:, B, :].sum(axis=1) for B in subsets])  # (nB, S, d)
     if drift == "normalized":
         nrm = np.linalg.norm(G, axis=2, keepdims=True)
-        G = np.where(nrm > 0, 2.0 * G / np.where(nrm > 0, nrm, 1.0), G)
+        G = np.where(nrm > 0, (N / batch) * 2.0 * G / np.where(nrm > 0, nrm, 1.0), G)
     P = np.zeros((S, S))
     err = 0.0
     for x in range(S):

@@ -432,7 +432,7 @@ def _db_tuna_sgld(quick: bool) -> list[dict]:
                 )
                 if drift == TS.DRIFT_NORMALIZED:
                     nrm = np.linalg.norm(g)
-                    g = 2 * g / nrm if nrm > 0 else g
+                    g = (N / batch) * 2 * g / nrm if nrm > 0 else g
                 return g
 
             Md = float(np.linalg.norm(xp - x))
