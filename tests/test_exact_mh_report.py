@@ -146,3 +146,18 @@ def test_bad_input(tmp_path: Path) -> None:
         R.build_report(tmp_path)
     with pytest.raises(ValueError):
         R.parse_paper("(1,2)")
+
+
+def test_authors_recompute_claim_separate_from_cached(tmp_path: Path) -> None:
+    """+recompute rows (the authors' uncached full batch) get their own claim, are not counted as cached
+    full-batch rows, never enter the top two; a faster recompute row flips the claim (mutant)."""
+    meds = {**BASE, "mala": 50.0, "mala+recompute": 25.0, "rwm+recompute": 2.5, "barker+recompute": 12.0}
+    _, claims = R.build_report(_tg_records(tmp_path / "a", meds))
+    assert _held(claims, "every exact minibatch method beats every full-batch") == [False] * 3  # MALA 51
+    assert _held(claims, "timed as the authors'") == [True] * 3  # PoissonMH 41 > MALA recompute 26
+    assert _held(claims, "top two") == [True] * 3
+    assert all(c["runs_held"] == "2/2" for c in claims if "timed as the authors'" in c["claim"])
+    _, claims = R.build_report(_tg_records(tmp_path / "b", {**meds, "mala+recompute": 45.0}))
+    assert _held(claims, "timed as the authors'") == [False] * 3
+    assert R._label("hmc10+recompute") == "HMC-10 (authors' recompute)"
+    assert not R._is_full("hmc10+recompute") and R._is_full("hmc10")
