@@ -349,7 +349,13 @@ def test_outputs_tables_figures_manifest(tmp_path, monkeypatch):
     [
         [],
         ["--configfile", str(REPO / "config" / "smoke.yaml")],
-        ["--workflow-profile", str(REPO / "profiles" / "slurm")],
+        # the profile on the small DAG (the paper-scale DAG is parsed by "default"; 78 s -> seconds)
+        [
+            "--workflow-profile",
+            str(REPO / "profiles" / "slurm"),
+            "--configfile",
+            str(REPO / "config" / "smoke.yaml"),
+        ],
     ],
     ids=["default", "smoke", "slurm-profile"],
 )
