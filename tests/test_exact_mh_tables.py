@@ -10,6 +10,20 @@ import samplers  # noqa: F401  (sets the Numba cache dir)
 from bench.experiments import exact_mh as X
 
 
+def _row(method: str) -> dict:
+    """One ok ESS-table record of ``method`` at acceptance 0.4."""
+    return {
+        "status": "ok",
+        "method": method,
+        "target_rate": 0.4,
+        "ess_s": [1.0, 2.0],
+        "accept": 0.4,
+        "step": 0.1,
+        "mean_batch": 1.0,
+        "sec_per_iter": 1e-3,
+    }
+
+
 class _Out:
     def __init__(self) -> None:
         self.tables: dict[str, pd.DataFrame] = {}
@@ -27,20 +41,7 @@ class _Out:
 
 @pytest.mark.parametrize("variant, steps", [("rlr_10d_n1e5", 10), ("rlr_10d_n2e5", 5), ("rlr_50d", 5)])
 def test_paper_hmc_value_only_on_matching_leapfrog_row(variant: str, steps: int) -> None:
-    rows = [
-        {
-            "status": "ok",
-            "variant": variant,
-            "method": m,
-            "target_rate": 0.4,
-            "ess_s": [1.0, 2.0],
-            "accept": 0.4,
-            "step": 0.1,
-            "mean_batch": 1.0,
-            "sec_per_iter": 1e-3,
-        }
-        for m in ("hmc2", "hmc5", "hmc10", "mala")
-    ]
+    rows = [{**_row(m), "variant": variant} for m in ("hmc2", "hmc5", "hmc10", "mala")]
     out = _Out()
     X.rlr_summarize(pd.DataFrame(rows), {"variants": [variant]}, out)
     t = out.tables[f"exact_mh_{variant}_ess"].set_index("method")["paper_value"]
@@ -74,19 +75,7 @@ def test_recompute_cells_only_for_full_batch_and_default_names_unchanged() -> No
 
 
 def test_recompute_rows_get_the_papers_value_and_a_distinct_label() -> None:
-    rows = [
-        {
-            "status": "ok",
-            "method": m,
-            "target_rate": 0.4,
-            "ess_s": [1.0, 2.0],
-            "accept": 0.4,
-            "step": 0.1,
-            "mean_batch": 1.0,
-            "sec_per_iter": 1e-3,
-        }
-        for m in ("mala", "mala+recompute")
-    ]
+    rows = [_row(m) for m in ("mala", "mala+recompute")]
     t = X._ess_table(pd.DataFrame(rows), X.P_TG).set_index("method")
     assert t.loc["mala+recompute", "paper_value"] == t.loc["mala", "paper_value"] != "-"
     assert t.loc["mala+recompute", "label"] == "MALA (authors' recompute)"

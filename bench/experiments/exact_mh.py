@@ -228,6 +228,16 @@ def _step(method: str, s: dict, key: str, rate: float, problem, seed) -> float:
     return step
 
 
+def finish_panels(out, fig, ax, name: str, caption: str, ylabels=(), legend_fs: int = 7) -> None:
+    """The common ending of a panel figure: y labels on the first column (one per row), the legend of
+    the first panel, tight layout, saved through ``out.figure``."""
+    for i, yl in enumerate(ylabels):
+        ax[i][0].set_ylabel(yl)
+    ax[0][0].legend(fontsize=legend_fs)
+    fig.tight_layout()
+    out.figure(name, fig, caption=caption)
+
+
 def _chain_metrics(res, ref_mean, ref_var, n_ckpt: int = 60) -> dict:
     rep = MT.ess_report(res.samples, res.sample_seconds)
     ck = np.unique(np.geomspace(10, res.samples.shape[0], n_ckpt).astype(int))
@@ -422,11 +432,14 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
                 ax[1][j].loglog(t_, mv, ls=ls, label=label_of(m))
         ax[0][j].set_title(f"acceptance {rate:g}")
         ax[1][j].set_xlabel("seconds")
-    ax[0][0].set_ylabel("MSE of mean")
-    ax[1][0].set_ylabel("MSE of variance")
-    ax[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    out.figure("exact_mh_tg_fig3_mse", fig, caption="seed 001 Fig. 3 counterpart (mean over runs).")
+    finish_panels(
+        out,
+        fig,
+        ax,
+        "exact_mh_tg_fig3_mse",
+        "seed 001 Fig. 3 counterpart (mean over runs).",
+        ("MSE of mean", "MSE of variance"),
+    )
     ess_figure(t, "exact_mh_tg_ess", "seed 001 Tables 1/4 counterpart", out)
     ks = pd.DataFrame(ks_rows)
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
@@ -613,14 +626,14 @@ def _rlr_figures(sub: pd.DataFrame, v: str, out) -> None:
         ax[0][j].set_title(f"{v}, acceptance {rate:g}")
         ax[0][j].set_xlabel("seconds")
         ax[1][j].set_xlabel("iterations")
-    ax[0][0].set_ylabel("MSE of theta*")
-    ax[1][0].set_ylabel("MSE of theta*")
-    ax[0][0].legend(fontsize=6)
-    fig.tight_layout()
-    out.figure(
-        f"exact_mh_{v}_mse",
+    finish_panels(
+        out,
         fig,
-        caption=f"seed 001 {fig_main} counterpart: MSE of theta* vs time and vs iteration, mean over runs.",
+        ax,
+        f"exact_mh_{v}_mse",
+        f"seed 001 {fig_main} counterpart: MSE of theta* vs time and vs iteration, mean over runs.",
+        ("MSE of theta*", "MSE of theta*"),
+        legend_fs=6,
     )
     hmc = sub[sub["method"].str.match(r"^hmc\d+$")]
     if fig_hmc is None or hmc["method"].nunique() < 2:
@@ -632,13 +645,13 @@ def _rlr_figures(sub: pd.DataFrame, v: str, out) -> None:
             ax[0][j].loglog(t, mse, label=m)
         ax[0][j].set_title(f"{v}, acceptance {rate:g}")
         ax[0][j].set_xlabel("seconds")
-    ax[0][0].set_ylabel("MSE of theta*")
-    ax[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    out.figure(
-        f"exact_mh_{v}_hmc_leapfrog",
+    finish_panels(
+        out,
         fig,
-        caption=f"seed 001 {fig_hmc} counterpart: HMC with 2/5/10 leapfrog steps, MSE vs time.",
+        ax,
+        f"exact_mh_{v}_hmc_leapfrog",
+        f"seed 001 {fig_hmc} counterpart: HMC with 2/5/10 leapfrog steps, MSE vs time.",
+        ("MSE of theta*",),
     )
 
 
@@ -967,13 +980,13 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
             ax[0][j].set_xscale("log")
             ax[0][j].set_title(f"{ds}, eps={st:g}", fontsize=9)
             ax[0][j].set_xlabel("CPU-corrected sampling s")
-        ax[0][0].set_ylabel("test accuracy")
-        ax[0][0].legend(fontsize=7)
-        fig.tight_layout()
-        out.figure(
-            f"exact_mh_{ds}_accuracy",
+        finish_panels(
+            out,
             fig,
-            caption=f"seed 001 Fig. 2 / 13 counterpart (Tuna-SGLD K={k_main}).",
+            ax,
+            f"exact_mh_{ds}_accuracy",
+            f"seed 001 Fig. 2 / 13 counterpart (Tuna-SGLD K={k_main}).",
+            ("test accuracy",),
         )
         # Fig. 10: a panel per method, one line per step
         variants = sorted(g["method"].unique(), key=_mnist_variant_order)
@@ -1031,10 +1044,14 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
                 ax[0][j].set_xscale("log")
                 ax[0][j].set_title(f"{ds}, eps={st:g}", fontsize=9)
                 ax[0][j].set_xlabel("CPU-corrected sampling s")
-            ax[0][0].set_ylabel("test accuracy")
-            ax[0][0].legend(fontsize=7)
-            fig.tight_layout()
-            out.figure(f"exact_mh_{ds}_tuna_sgld_K", fig, caption="seed 001 Fig. 12 counterpart.")
+            finish_panels(
+                out,
+                fig,
+                ax,
+                f"exact_mh_{ds}_tuna_sgld_K",
+                "seed 001 Fig. 12 counterpart.",
+                ("test accuracy",),
+            )
 
 
 # ============================================================================ exchange
@@ -1131,9 +1148,7 @@ def ex_summarize(df: pd.DataFrame, s: dict, out) -> None:
         ax[0][j].plot(0.5 * (grid[1:] + grid[:-1]), np.diff(cdf) / np.diff(grid), "k-", label="exact")
         ax[0][j].set_title(f"{tg} ({aux})")
         ax[0][j].set_xlabel("theta")
-    ax[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    out.figure("exact_mh_exchange_hist", fig, caption="Exchange posterior histogram vs exact.")
+    finish_panels(out, fig, ax, "exact_mh_exchange_hist", "Exchange posterior histogram vs exact.")
 
 
 EXPERIMENTS = [
