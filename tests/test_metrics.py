@@ -585,3 +585,19 @@ def test_risk():
     assert M.risk([1.0, 1.0, 1.0], 1.0) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="truth"):
         M.risk(est, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_rank_average_matches_scipy(ties):
+    """The numpy average ranks used by the bulk ESS equal scipy.stats.rankdata(method="average")."""
+    from scipy.stats import rankdata
+
+    from bench.metrics import rank_average
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(501, 4))
+    if ties:  # an MH chain: long runs of repeated states, and exact ties across coordinates
+        x = np.repeat(np.round(x[:120], 1), rng.integers(1, 9, size=120), axis=0)[:501]
+    r = rank_average(x)
+    np.testing.assert_array_equal(r, rankdata(x, method="average", axis=0))
+    np.testing.assert_array_equal(rank_average(x[:, :1]), rankdata(x[:, :1], method="average", axis=0))

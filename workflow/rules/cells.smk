@@ -22,11 +22,9 @@ rule experiment_config:
     output:
         "results/config/{exp}.json",
     params:
-        cfg=lambda wc: json.dumps(experiment_config(wc.exp), sort_keys=True, default=str),
-    run:
-        from bench.outputs import atomic_write_text
-
-        atomic_write_text(output[0], params.cfg + "\n")
+        cfg=lambda wc: config_json(experiment_config(wc.exp)),
+    shell:
+        CONFIG_WRITE
 
 
 rule run_cell:
@@ -75,11 +73,9 @@ rule workflow_config:
     output:
         "results/config/_all.json",
     params:
-        cfg=lambda wc: json.dumps(workflow_config(), sort_keys=True),
-    run:
-        from bench.outputs import atomic_write_text
-
-        atomic_write_text(output[0], params.cfg + "\n")
+        cfg=lambda wc: config_json(workflow_config()),
+    shell:
+        CONFIG_WRITE
 
 
 rule cells_table:

@@ -4,6 +4,7 @@ import os
 import re
 import sys
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -73,6 +74,19 @@ def experiment_config(exp):
         # module (not only in the config) rewrites this file and reruns exactly its cells
         "resolved_settings": SETTINGS[exp],
     }
+
+
+def config_json(cfg):
+    """The canonical JSON of a config file (sorted keys); passed to a shell job as one argument."""
+    text = json.dumps(cfg, sort_keys=True, default=str)
+    if len(text) > 100_000:  # one argv string is limited to 128 KiB on Linux
+        raise WorkflowError(f"config too large for results/config ({len(text)} characters)")
+    return text
+
+
+# Writes {params.cfg} to {output}: a shell job, not `run:` (a `run:` job re-parses the whole Snakefile
+# in a subprocess, ~4 s each); atomic (temporary file, then rename).
+CONFIG_WRITE = "printf '%s\\n' {params.cfg:q} > {output}.tmp && mv {output}.tmp {output}"
 
 
 def workflow_config():
