@@ -31,14 +31,14 @@ from samplers.hotloop import (
     log_flush,
     one_dot,
     one_quadratic,
-    prefetch1,
-    prefetch_first_rows,
+    packed,
+    prefetch_first_candidates,
     prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
 from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
+from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, log_prior_grad
 
 
 @njit(cache=True)
@@ -57,33 +57,34 @@ def counts_and_grad(
     log_prior_grad(t, theta, g)
     kind = t.kind
     X = t.X
+    rows = t.rows
+    pk = packed(kind)
     y = t.y
     w = t.w
     beta = t.beta
     nu = t.nu
-    shift = t.shift
-    M = t.M
+    p = X.shape[1]
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
     r = 0.0
-    prefetch_first_rows(X, buf, B)
+    prefetch_first_candidates(rows, X, pk, buf, B)
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
-            prefetch_row(X, ia)
-            prefetch1(M, ia)
-            prefetch1(shift, ia)
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = buf[b]
         if kind == TG or kind == GAUSS:
-            ll = one_quadratic(X, w, beta, i, theta)
+            ll = one_quadratic(rows, w, beta, i, theta)
         elif kind == RLR:
-            r = one_dot(X, y[i], i, theta)
+            r = one_dot(rows, rows[i, p + ROW_Y], i, theta)
             ll = crlr * math.log1p(r * r / nu)
         else:
             tmp[:] = 0.0
             ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta, 1.0, tmp)
-        ph = ll + shift[i]
-        Mi = M[i]
+        ph = ll + rows[i, p + ROW_SHIFT]
+        Mi = rows[i, p + ROW_M]
         if not bound_ok(ph, Mi):
             err[0] = ERR_PHI_BOUND
             err[1] = i
@@ -96,9 +97,9 @@ def counts_and_grad(
             kept_r[nk] = rate
             nk += 1
             if kind == TG or kind == GAUSS:
-                add_quadratic_grad(X, w, beta, i, theta, 1.0 / rate, g)
+                add_quadratic_grad(rows, w, beta, i, theta, 1.0 / rate, g)
             elif kind == RLR:
-                add_row(X, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g)
+                add_row(rows, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g)
             else:
                 for j in range(d):
                     g[j] += tmp[j] / rate
@@ -114,33 +115,36 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
     log_prior_grad(t, theta_p, g_p)
     kind = t.kind
     X = t.X
+    rows = t.rows
+    pk = packed(kind)
     y = t.y
     w = t.w
     beta = t.beta
     nu = t.nu
-    shift = t.shift
-    M = t.M
+    q = X.shape[1]
     crlr = -beta * 0.5 * (nu + 1.0)
     s = 0.0
     p = 1.0
     npf = 0
-    prefetch_first_rows(X, kept_i, nk)
+    prefetch_first_candidates(rows, X, pk, kept_i, nk)
     for k in range(nk):
         if k + PREFETCH_AHEAD < nk:
             ia = kept_i[k + PREFETCH_AHEAD]
-            prefetch_row(X, ia)
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = kept_i[k]
         r = 0.0
         if kind == TG or kind == GAUSS:
-            ll = one_quadratic(X, w, beta, i, theta_p)
+            ll = one_quadratic(rows, w, beta, i, theta_p)
         elif kind == RLR:
-            r = one_dot(X, y[i], i, theta_p)
+            r = one_dot(rows, rows[i, q + ROW_Y], i, theta_p)
             ll = crlr * math.log1p(r * r / nu)
         else:
             tmp[:] = 0.0
             ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta_p, 1.0, tmp)
-        ph = ll + shift[i]
-        Mi = M[i]
+        ph = ll + rows[i, q + ROW_SHIFT]
+        Mi = rows[i, q + ROW_M]
         if not bound_ok(ph, Mi):
             err[0] = ERR_PHI_BOUND
             err[1] = i
@@ -149,9 +153,9 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
         rate = a_scale * Mi + ph
         s, p, npf = log_accumulate(s, p, npf, rate / kept_r[k])
         if kind == TG or kind == GAUSS:
-            add_quadratic_grad(X, w, beta, i, theta_p, 1.0 / rate, g_p)
+            add_quadratic_grad(rows, w, beta, i, theta_p, 1.0 / rate, g_p)
         elif kind == RLR:
-            add_row(X, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g_p)
+            add_row(rows, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g_p)
         else:
             for j in range(d):
                 g_p[j] += tmp[j] / rate

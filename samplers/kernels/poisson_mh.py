@@ -29,15 +29,15 @@ from samplers.hotloop import (
     ll_pair,
     log_accumulate,
     log_flush,
+    packed,
     pair_quadratic,
-    prefetch1,
-    prefetch_first_rows,
+    prefetch_first_candidates,
     prefetch_row,
     rlr_pair,
 )
 from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, phi_i
+from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, phi_i
 
 ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
 ERR_MESSAGES = {
@@ -110,8 +110,9 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 @njit(cache=True)
 def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alias, Lam: float, rng, buf, err):
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
-    at theta (thinning) and theta' (ratio term if kept) in one pass (:func:`samplers.hotloop.ll_pair`;
-    rows prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
+    at theta (thinning) and theta' (ratio term if kept) in one pass (two accumulators; TG / RLR read
+    the packed row ``t.rows[i]`` = x_i, y_i, M_i, shift_i, one random row per candidate; rows
+    prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
     running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
     Returns ``(log_ratio, B, nk, buf)``."""
     B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
@@ -121,30 +122,33 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     w = t.w
     beta = t.beta
     nu = t.nu
-    shift = t.shift
-    M = t.M
+    rows = t.rows
+    cy = X.shape[1] + ROW_Y
+    pk = packed(kind)
+    cm = X.shape[1] + ROW_M
+    cs = X.shape[1] + ROW_SHIFT
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
-    prefetch_first_rows(X, buf, B)
+    prefetch_first_candidates(rows, X, pk, buf, B)
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
-            prefetch_row(X, ia)
-            prefetch1(M, ia)
-            prefetch1(shift, ia)
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = buf[b]
         if kind == TG or kind == GAUSS:
-            l0, l1 = pair_quadratic(X, w, beta, i, theta, theta_p)
+            l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
         elif kind == RLR:
-            l0, l1 = rlr_pair(X, y, beta, nu, i, theta, theta_p)
+            l0, l1 = rlr_pair(rows, rows[i, cy], beta, nu, i, theta, theta_p)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
-        sh = shift[i]
+        sh = rows[i, cs]
+        Mi = rows[i, cm]
         ph = l0 + sh
         php = l1 + sh
-        Mi = M[i]
         if not (bound_ok(ph, Mi) and bound_ok(php, Mi)):
             err[0] = ERR_PHI_BOUND
             err[1] = i

@@ -25,16 +25,16 @@ from samplers.hotloop import (
     ll_pair,
     log_accumulate,
     log_flush,
+    packed,
     pair_quadratic,
-    prefetch1,
-    prefetch_first_rows,
+    prefetch_first_candidates,
     prefetch_row,
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
 from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
+from samplers.targets.tall import GAUSS, RLR, ROW_C, ROW_Y, TG, TallData, log_prior
 
 
 @njit(cache=True)
@@ -62,25 +62,29 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     w = t.w
     beta = t.beta
     nu = t.nu
-    c = t.c
+    rows = t.rows
+    cy = X.shape[1] + ROW_Y
+    pk = packed(kind)
+    cc = X.shape[1] + ROW_C
     lam_c = lam / C
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
-    prefetch_first_rows(X, buf, B)
+    prefetch_first_candidates(rows, X, pk, buf, B)
     for b in range(B):
         if b + PREFETCH_AHEAD < B:
             ia = buf[b + PREFETCH_AHEAD]
-            prefetch_row(X, ia)
-            prefetch1(c, ia)
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = buf[b]
-        ci = c[i]
+        ci = rows[i, cc]
         cm = ci * Md
         if kind == TG or kind == GAUSS:
-            l0, l1 = pair_quadratic(X, w, beta, i, theta, theta_p)
+            l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
         elif kind == RLR:
-            l0, l1 = rlr_pair(X, y, beta, nu, i, theta, theta_p)
+            l0, l1 = rlr_pair(rows, rows[i, cy], beta, nu, i, theta, theta_p)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         # U(theta') - U(theta) = ll(theta) - ll(theta')

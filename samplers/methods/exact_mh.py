@@ -55,6 +55,7 @@ def _tall(problem: Problem) -> tall.TallData:
 def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, np.ndarray, np.ndarray]:
     """``(lam, L, prob, alias)`` for the PoissonMH family; ValueError without usable bounds."""
     check_positive("lam_mult", lam_mult)
+    tall.check_rows(model)
     L = float(model.M.sum())
     if not (np.isfinite(L) and L > 0):
         raise ValueError(
@@ -69,6 +70,7 @@ def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, 
 def tuna_setup(model: tall.TallData, chi: float) -> tuple[float, np.ndarray, np.ndarray]:
     """``(C, prob, alias)`` for the TunaMH family; ValueError without Lipschitz constants."""
     check_positive("chi", chi)
+    tall.check_rows(model)
     C = float(model.c.sum())
     if not (np.isfinite(C) and C > 0):
         raise ValueError("target has no TunaMH constants (C = sum c_i must be > 0)")
