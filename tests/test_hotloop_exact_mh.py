@@ -15,11 +15,11 @@ from numba import njit
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from samplers import hotloop as H
-from samplers.alias import alias_slot, build_alias
+from samplers.alias import alias_slot
 from samplers.kernels.poisson_grad import counts_and_grad, ratio_and_grad_at
 from samplers.kernels.poisson_mh import poisson_counts_ratio
 from samplers.kernels.tuna_mh import tuna_log_ratio
-from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, draw_candidates
+from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, alias_for, draw_candidates
 from samplers.streams import new_stream, uniform
 from samplers.targets import tall
 
@@ -178,7 +178,7 @@ def _ref_draws(prob, alias, Lam, rng, out):
 def test_draw_candidates_same_stream_as_alias_slots(n):
     rng = np.random.default_rng(5)
     w = rng.gamma(0.5, size=n) + 1e-3
-    prob, alias = build_alias(w)
+    prob, alias = alias_for(w)
     r1, r2 = np.random.default_rng(9), np.random.default_rng(9)
     buf = np.empty(16, dtype=np.int64)  # too small: regrown
     ref = np.empty(100_000, dtype=np.int64)
@@ -224,7 +224,7 @@ def test_poisson_counts_ratio_matches_reference(name, N):
     L = float(t.M.sum())
     lam = max(3000.0 - L, 0.2 * L)
     assert lam + L < 1e5, L
-    prob, alias = build_alias(t.M)
+    prob, alias = alias_for(t.M)
     err = np.zeros(2, dtype=np.int64)
     for rep in range(5):
         theta_p = theta + 0.02 * rng.standard_normal(theta.shape[0])
@@ -270,7 +270,7 @@ def test_tuna_log_ratio_matches_reference(name):
     rng = np.random.default_rng(7)
     t, theta = _targets(rng, 400)[name]
     C = float(t.c.sum())
-    prob, alias = build_alias(t.c)
+    prob, alias = alias_for(t.c)
     err = np.zeros(2, dtype=np.int64)
     chi = 50.0 / C**2
     for rep in range(5):
@@ -331,7 +331,7 @@ def test_poisson_grad_passes_match_reference(name):
     L = float(t.M.sum())
     lam = max(3000.0 - L, 0.2 * L)
     assert lam + L < 1e5, L
-    prob, alias = build_alias(t.M)
+    prob, alias = alias_for(t.M)
     err = np.zeros(2, dtype=np.int64)
     for rep in range(4):
         theta_p = theta + 0.02 * rng.standard_normal(d)
