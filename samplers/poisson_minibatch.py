@@ -83,22 +83,9 @@ def candidate_buffer(Lam: float) -> np.ndarray:
 
 
 def alias_for(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Alias table for p_i ∝ weights (validated), as :func:`interleaved` views."""
+    """Alias table for p_i ∝ weights (validated)."""
     w = np.ascontiguousarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise ValueError("minibatch weights must be a non-empty, finite, non-negative vector "
                          "with a positive sum")
-    return interleaved(*build_alias(w))
-
-
-def interleaved(prob: np.ndarray, alias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The same table with ``prob[j]`` and ``alias[j]`` side by side in one 16-byte record (strided
-    views of one buffer): a draw from a table larger than the cache touches one line, not two.
-    Measured on the d = 20 truncated Gaussian at N = 1e6, same process: PoissonMH candidate pass 70-72
-    -> 60 ns (docs/performance.md §4.7); no change at N = 1e4."""
-    n = prob.shape[0]
-    raw = np.empty(2 * n, dtype=np.float64)
-    raw[0::2] = prob
-    ints = raw.view(np.int64)
-    ints[1::2] = alias
-    return raw[0::2], ints[1::2]
+    return build_alias(w)
