@@ -15,6 +15,13 @@ Kinds (``prop`` argument of :func:`propose` / :func:`log_q`):
 density must be evaluated with the gradient at theta' computed from the *same* auxiliary variables.
 Step-size convention: ``sigma`` as in the papers. The seed-001 authors' MALA code uses
 theta + h^2 g + sqrt(2) h xi, i.e. sigma = sqrt(2) h.
+
+Gradient rescaling (:func:`rescale_gradient`): the seed-001 authors' logistic-regression code
+(notes exact_minibatch_mh.md §9.1-9.2) replaces the gradient of MALA, Barker, HMC and Tuna-SGLD by a
+vector of fixed length, ``length * g / ||g||``. The kernels apply the map to the gradient *before* it
+enters :func:`propose` / :func:`log_q_ratio` (or the leapfrog), at theta and at theta' alike, so the
+sampler stays exact for any length: the map only changes the proposal, and the reverse density is
+evaluated with the same map.
 """
 
 from __future__ import annotations
@@ -29,9 +36,44 @@ PROPOSAL_NAMES = ("rw_gauss", "rw_lattice", "langevin_gauss", "langevin_lattice"
                   "barker_lattice")
 
 
+# gradient modes of the full-batch gradient methods (samplers.methods.baselines ``grad=``)
+GRAD_MODES = ("exact", "normalized", "authors")
+
+
 @njit(cache=True)
 def uses_gradient(prop: int) -> bool:
     return prop >= LANGEVIN_GAUSS
+
+
+def gradient_length(method: str, grad: str) -> float:
+    """``length`` argument of :func:`rescale_gradient` for a full-batch gradient method:
+
+    * ``"exact"``: 0 (the gradient itself; the algorithms as published);
+    * ``"normalized"``: 2, i.e. ``2 g / ||g||`` with g = grad log pi (notes §9.1);
+    * ``"authors"``: the seed-001 authors' logistic code exactly: ``2 g / ||g||`` for MALA and HMC,
+      ``2 grad U / ||grad U|| = -2 g / ||g||`` for Barker (its flip probability uses the gradient of
+      U = -log pi, notes §9.2, ``barker_proposal!`` in src/bayes_logistic_reg/methods.jl).
+    """
+    if grad not in GRAD_MODES:
+        raise ValueError(f"grad must be one of {GRAD_MODES}, got {grad!r}")
+    if grad == "exact":
+        return 0.0
+    return -2.0 if (grad == "authors" and method == "barker") else 2.0
+
+
+@njit(cache=True)
+def rescale_gradient(g: np.ndarray, length: float) -> None:
+    """``g <- length * g / ||g||`` in place; ``length = 0`` leaves the exact gradient (no-op). A zero
+    gradient stays zero (the authors' code would divide by zero there)."""
+    if length == 0.0:
+        return
+    s = 0.0
+    for j in range(g.shape[0]):
+        s += g[j] * g[j]
+    nrm = math.sqrt(s)
+    if nrm > 0.0:
+        for j in range(g.shape[0]):
+            g[j] = length * g[j] / nrm
 
 
 @njit(cache=True)

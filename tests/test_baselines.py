@@ -108,7 +108,7 @@ def test_same_seed_is_bit_identical_and_chunking_does_not_matter(box_problem):
     from samplers.kernels import mh
     from samplers.run import drive
 
-    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2,), mh.mh_sample, (2, 0.05, 0.0, 3, False),
+    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2,), mh.mh_sample, (2, 0.05, 0.0, 3, False, 0.0),
                 n_chunks=1)
     np.testing.assert_array_equal(a.samples, one.samples)
     s1 = registry.run("sgld", box_problem, 500, 3, step=0.01, batch=10)
@@ -215,3 +215,45 @@ def test_authors_recompute_variant_is_the_same_chain_at_double_cost(box_problem,
     assert b.hyper["energy"] == "recompute"
     with pytest.raises(ValueError, match="energy"):
         registry.run(method, box_problem, 10, 4, energy="uncached", **hyper)
+
+
+@pytest.mark.parametrize("method,hyper", [("mala", {"step": 0.05}), ("barker", {"step": 0.05}),
+                                          ("hmc", {"step": 0.02, "n_leapfrog": 3})])
+def test_authors_gradient_setting(box_problem, method, hyper):
+    """grad="exact" is the default chain bit for bit; "normalized" / "authors" (the seed-001 authors'
+    2 g/||g||, Barker with the sign of grad U; notes §9.1-9.2) change the chain and are recorded;
+    Barker's two non-exact modes differ only in that sign. Exactness: verify baselines.authors_grad."""
+    a = registry.run(method, box_problem, 800, 4, **hyper)
+    e = registry.run(method, box_problem, 800, 4, grad="exact", **hyper)
+    np.testing.assert_array_equal(a.samples, e.samples)
+    n = registry.run(method, box_problem, 800, 4, grad="normalized", **hyper)
+    u = registry.run(method, box_problem, 800, 4, grad="authors", **hyper)
+    assert not np.array_equal(a.samples, n.samples)
+    assert u.hyper["grad"] == "authors" and a.hyper["grad"] == "exact"
+    assert np.array_equal(n.samples, u.samples) == (method != "barker")
+    with pytest.raises(ValueError, match="grad"):
+        registry.run(method, box_problem, 10, 4, grad="clipped", **hyper)
+
+
+def test_gradient_rescaling_map():
+    from samplers import proposals as P
+
+    assert P.gradient_length("mala", "exact") == 0.0
+    assert P.gradient_length("hmc", "authors") == 2.0
+    assert P.gradient_length("barker", "normalized") == 2.0
+    assert P.gradient_length("barker", "authors") == -2.0
+    with pytest.raises(ValueError, match="grad"):
+        P.gradient_length("mala", "unit")
+    g = np.array([3.0, -4.0])
+    P.rescale_gradient(g, -2.0)
+    np.testing.assert_allclose(g, [-1.2, 1.6], rtol=1e-15)
+    z = np.zeros(3)
+    P.rescale_gradient(z, 2.0)  # a zero gradient stays zero (no division by zero)
+    assert np.all(z == 0.0)
+    g = np.array([1.0, 2.0])
+    P.rescale_gradient(g, 0.0)  # exact: untouched
+    assert np.array_equal(g, [1.0, 2.0])
+    with pytest.raises(ValueError, match="uses no gradient"):
+        from samplers.methods.baselines import grad_flag
+
+        grad_flag("rwm", "authors")

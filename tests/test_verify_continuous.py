@@ -32,6 +32,31 @@ def test_detailed_balance_identity(gl, prop, f):
     assert bad.passed == (prop == PR.RW_GAUSS)  # symmetric RW needs no Hastings term
 
 
+@pytest.mark.parametrize(
+    "prop,glen", [(PR.LANGEVIN_GAUSS, 2.0), (PR.BARKER_GAUSS, -2.0)], ids=["mala", "barker"]
+)
+def test_identity_with_the_authors_rescaled_gradient(gl, prop, glen):
+    """grad="authors" (2 g/||g||; Barker -2 g/||g||): the kernel path still satisfies detailed balance;
+    the mutant whose reverse density uses the unrescaled gradient at x' is caught."""
+    sig = 1.2 * gl.meta["post_sd"].min()
+    starts = gl.reference(np.random.default_rng(0), 40)
+    res = C.mh_identity_check(gl.model, prop, sig, starts, 1, glen=glen)
+    assert res.passed and res.n_pairs >= 10
+    bad = C.mh_identity_check(
+        gl.model, prop, sig, starts, 1, log_ratio=C.kernel_log_ratio_unscaled_reverse, glen=glen
+    )
+    assert not bad.passed and bad.max_residual > 1e-3
+
+
+def test_hmc_reversibility_with_a_rescaled_force(gl):
+    eps = 0.3 * gl.meta["post_sd"].min()
+    starts = gl.reference(np.random.default_rng(0), 30)
+    res = C.hmc_reversibility_check(gl.model, eps, 5, starts, 5, glen=2.0)
+    assert res.passed, res
+    bad = C.hmc_reversibility_check(gl.model, eps, 5, starts, 5, step=MU.hmc_step_stale_grad, glen=20.0)
+    assert not bad.passed and bad.map_error > 1e-3
+
+
 def test_db_residual_per_aux_draw():
     # an auxiliary draw enters as an extra log-density on each side
     r = C.db_residual(

@@ -54,19 +54,37 @@ def db_residual(
 
 
 def kernel_log_ratio(
-    model: TallData, prop: int, x: np.ndarray, xp: np.ndarray, sigma: float, h: float = 0.0, K: int = 3
+    model: TallData,
+    prop: int,
+    x: np.ndarray,
+    xp: np.ndarray,
+    sigma: float,
+    h: float = 0.0,
+    K: int = 3,
+    glen: float = 0.0,
 ) -> float:
-    """``log r(x, x')`` exactly as ``samplers.kernels.mh.mh_step`` computes it (same njit calls)."""
+    """``log r(x, x')`` exactly as ``samplers.kernels.mh.mh_step`` computes it (same njit calls;
+    ``glen`` = the gradient rescaling of :func:`samplers.proposals.rescale_gradient`)."""
     d = x.shape[0]
     g = np.zeros(d)
     gp = np.zeros(d)
     if PR.uses_gradient(prop):
         lp = tall.log_post_grad(model, x, g)
         lpp = tall.log_post_grad(model, xp, gp)
+        PR.rescale_gradient(g, glen)
+        PR.rescale_gradient(gp, glen)
     else:
         lp = tall.log_post(model, x)
         lpp = tall.log_post(model, xp)
     return float(lpp - lp + PR.log_q_ratio(prop, x, xp, g, gp, sigma, h, K))
+
+
+def numpy_rescale(g: np.ndarray, glen: float) -> np.ndarray:
+    """Independent NumPy form of :func:`samplers.proposals.rescale_gradient` (``glen * g / ||g||``)."""
+    if glen == 0.0:
+        return g
+    n = float(np.linalg.norm(g))
+    return glen * g / n if n > 0.0 else g
 
 
 def _numpy_log_q(prop: int, x: np.ndarray, xp: np.ndarray, g: np.ndarray, sigma: float) -> np.ndarray:
@@ -127,23 +145,25 @@ def mh_identity_check(
     tol: float = DB_TOL,
     log_ratio: Callable[..., float] = kernel_log_ratio,
     name: str = "",
+    glen: float = 0.0,
 ) -> IdentityResult:
     """Detailed-balance identity for Gaussian RW / MALA / Barker at pairs (x, x' ~ q(x, .)) with
     ``x`` in ``starts``; pairs with x' outside the support are redrawn once and else skipped.
-    ``log_ratio`` defaults to the kernel path (mutants / families may pass another)."""
+    ``log_ratio`` defaults to the kernel path (mutants / families may pass another); ``glen`` = the
+    gradient rescaling (the proposal's gradient is ``glen g / ||g||``; 0 = exact)."""
     rng = np.random.default_rng(seed)
     res = []
     for x in np.atleast_2d(starts):
-        g = D.log_post_grad(model, x)[0]
+        g = numpy_rescale(D.log_post_grad(model, x)[0], glen)
         xp = _numpy_propose(prop, x, g, sigma, rng)
         if not D.in_support(model, xp)[0]:
             xp = _numpy_propose(prop, x, g, sigma, rng)
             if not D.in_support(model, xp)[0]:
                 continue
-        gp = D.log_post_grad(model, xp)[0]
+        gp = numpy_rescale(D.log_post_grad(model, xp)[0], glen)
         lpi_x, lpi_xp = D.log_post(model, np.vstack([x, xp]))
-        lr_f = log_ratio(model, prop, x, xp, sigma)
-        lr_b = log_ratio(model, prop, xp, x, sigma)
+        lr_f = log_ratio(model, prop, x, xp, sigma, 0.0, 3, glen)
+        lr_b = log_ratio(model, prop, xp, x, sigma, 0.0, 3, glen)
         r = db_residual(
             lpi_x,
             _numpy_log_q(prop, x, xp, g, sigma),
@@ -159,24 +179,53 @@ def mh_identity_check(
 
 
 def kernel_log_ratio_no_hastings(
-    model: TallData, prop: int, x: np.ndarray, xp: np.ndarray, sigma: float, h: float = 0.0, K: int = 3
+    model: TallData,
+    prop: int,
+    x: np.ndarray,
+    xp: np.ndarray,
+    sigma: float,
+    h: float = 0.0,
+    K: int = 3,
+    glen: float = 0.0,
 ) -> float:
     """Mutant log ratio (pi ratio only, as ``verify.mutants`` ``no_hastings``)."""
     return float(tall.log_post(model, xp) - tall.log_post(model, x))
 
 
+def kernel_log_ratio_unscaled_reverse(
+    model: TallData,
+    prop: int,
+    x: np.ndarray,
+    xp: np.ndarray,
+    sigma: float,
+    h: float = 0.0,
+    K: int = 3,
+    glen: float = 0.0,
+) -> float:
+    """Mutant log ratio (as ``verify.mutants`` ``unscaled_reverse``): the gradient at x' enters the
+    reverse density without the rescaling."""
+    d = x.shape[0]
+    g = np.zeros(d)
+    gp = np.zeros(d)
+    lp = tall.log_post_grad(model, x, g)
+    lpp = tall.log_post_grad(model, xp, gp)
+    PR.rescale_gradient(g, glen)
+    return float(lpp - lp + PR.log_q_ratio(prop, x, xp, g, gp, sigma, h, K))
+
+
 # ---------------------------------------------------------------------------- HMC
 def numpy_leapfrog(
-    model: TallData, q: np.ndarray, p: np.ndarray, eps: float, n_leap: int
+    model: TallData, q: np.ndarray, p: np.ndarray, eps: float, n_leap: int, glen: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Independent leapfrog (Neal 2011 eq. 5.18-5.20) with the NumPy gradient."""
+    """Independent leapfrog (Neal 2011 eq. 5.18-5.20) with the NumPy gradient (rescaled to length
+    ``glen`` unless 0)."""
     q = q.astype(np.float64).copy()
     p = p.astype(np.float64).copy()
-    g = D.log_post_grad(model, q)[0]
+    g = numpy_rescale(D.log_post_grad(model, q)[0], glen)
     for _ in range(n_leap):
         p = p + 0.5 * eps * g
         q = q + eps * p
-        g = D.log_post_grad(model, q)[0]
+        g = numpy_rescale(D.log_post_grad(model, q)[0], glen)
         p = p + 0.5 * eps * g
     return q, p
 
@@ -221,22 +270,25 @@ def hmc_reversibility_check(
     seed: int,
     tol: float = DB_TOL,
     step: Callable = hmc_step,
+    glen: float = 0.0,
 ) -> HMCResult:
     """See the module docstring (a). ``step`` is ``hmc_step`` or a mutant with its signature;
     the momentum and uniform are replayed with ``default_rng(seed + k)`` (Numba's Generator
-    produces NumPy's streams). Errors are relative to ``1 + |value|``."""
+    produces NumPy's streams). Errors are relative to ``1 + |value|``. ``glen``: the force is the
+    gradient rescaled to that length (the reversibility and the accept rule with the true H must
+    still hold)."""
     map_err = rev_err = 0.0
     mism = 0
     n = 0
     for k, x in enumerate(np.atleast_2d(starts)):
         d = x.shape[0]
-        theta, grad, lp = hmc_init(model, x)
+        theta, grad, lp = hmc_init(model, x, glen)
         q, p, g = np.empty(d), np.empty(d), np.empty(d)
-        acc, _ = step(model, theta, grad, lp, eps, n_leap, np.random.default_rng(seed + k), q, p, g)
+        acc, _ = step(model, theta, grad, lp, eps, n_leap, np.random.default_rng(seed + k), q, p, g, glen)
         rr = np.random.default_rng(seed + k)
         p0 = rr.standard_normal(d)
         u = rr.random()
-        q1, p1 = numpy_leapfrog(model, x, p0, eps, n_leap)
+        q1, p1 = numpy_leapfrog(model, x, p0, eps, n_leap, glen)
         if not (D.in_support(model, q1)[0] and tall.in_support(model, q)):
             continue  # trajectory left the support: the kernel rejects (tested elsewhere)
         n += 1
@@ -244,7 +296,7 @@ def hmc_reversibility_check(
             map_err,
             float(np.max(np.abs(np.concatenate([q - q1, p - p1])) / (1 + np.abs(np.concatenate([q1, p1]))))),
         )
-        q2, p2 = numpy_leapfrog(model, q1, -p1, eps, n_leap)
+        q2, p2 = numpy_leapfrog(model, q1, -p1, eps, n_leap, glen)
         rev_err = max(
             rev_err,
             float(np.max(np.abs(np.concatenate([q2 - x, p2 + p0])) / (1 + np.abs(np.concatenate([x, p0]))))),
@@ -261,22 +313,24 @@ def hmc_reversibility_check(
 
 # ============================================================================ (b) invariance
 @njit(cache=True)
-def run_chains_mh(t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng):
+def run_chains_mh(
+    t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, glen: float = 0.0
+):
     """Run ``n_steps`` of ``mh_step`` from every row of X0 (independent chains); final states."""
     n, d = X0.shape
     X = X0.copy()
     theta_p = np.empty(d)
     grad_p = np.zeros(d)
     for c in range(n):
-        theta, grad, lp = mh_init(t, X0[c], prop)
+        theta, grad, lp = mh_init(t, X0[c], prop, glen)
         for _ in range(n_steps):
-            mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p)
+            mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, glen)
         X[c] = theta
     return X
 
 
 @njit(cache=True)
-def run_chains_hmc(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng):
+def run_chains_hmc(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng, glen: float = 0.0):
     """Run ``n_steps`` of ``hmc_step`` from every row of X0; final states."""
     n, d = X0.shape
     X = X0.copy()
@@ -284,9 +338,9 @@ def run_chains_hmc(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng):
     p = np.empty(d)
     g = np.empty(d)
     for c in range(n):
-        theta, grad, lp = hmc_init(t, X0[c])
+        theta, grad, lp = hmc_init(t, X0[c], glen)
         for _ in range(n_steps):
-            hmc_step(t, theta, grad, lp, eps, n_leap, rng, q, p, g)
+            hmc_step(t, theta, grad, lp, eps, n_leap, rng, q, p, g, glen)
         X[c] = theta
     return X
 

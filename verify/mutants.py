@@ -10,6 +10,8 @@ MH (``samplers.kernels.mh.mh_step``):
 * ``accept_shift``   accepts when ``log u < log r + 0.3`` (an off-by-a-constant acceptance)
 * ``stale_logpi``    on acceptance the cached ``log pi`` is not updated (invisible in one step
   from a fresh state; caught by the two-step test against ``P @ P``)
+* ``unscaled_reverse`` with a rescaled gradient (``glen != 0``, the authors' 2 g / ||g||) the reverse
+  proposal density uses the raw gradient at theta' (the forward one the rescaled gradient at theta)
 Gibbs (``samplers.kernels.gibbs.gibbs_step``):
 * ``biased_scan``    random scan picks site 0 with probability 2/(n+1) instead of 1/n
 * ``drop_factor``    the conditional omits the last factor touching the site
@@ -26,7 +28,7 @@ from numba import njit
 
 from samplers.kernels.gibbs import RANDOM_SCAN, gibbs_init
 from samplers.kernels.mh import mh_init
-from samplers.proposals import log_q_ratio, propose, uses_gradient
+from samplers.proposals import log_q_ratio, propose, rescale_gradient, uses_gradient
 from samplers.targets.factor_graph import (
     FactorGraph,
     conditional_logits,
@@ -41,16 +43,19 @@ MUTANT_SHIFT = 0.3
 # ============================================================================ MH mutants
 @njit(cache=True)
 def _mh_step_mutant(
-    t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng, theta_p, grad_p, bug: int
+    t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng, theta_p, grad_p, bug: int,
+    glen: float = 0.0,
 ):
     """mh_step with bug 1 = no Hastings term, 2 = accept when log u < log r + 0.3,
-    3 = stale cached log pi after an acceptance."""
+    3 = stale cached log pi after an acceptance, 4 = reverse density with the unrescaled gradient."""
     propose(prop, theta, grad, sigma, h, K, rng, theta_p)
     if not in_support(t, theta_p):
         rng.random()
         return False, 0
     if uses_gradient(prop):
         lp_p = log_post_grad(t, theta_p, grad_p)
+        if bug != 4:
+            rescale_gradient(grad_p, glen)
     else:
         lp_p = log_post(t, theta_p)
     log_r = lp_p - lp[0]
@@ -62,6 +67,8 @@ def _mh_step_mutant(
     if np.log(u) < log_r:
         theta[:] = theta_p
         grad[:] = grad_p
+        if bug == 4:  # the state keeps the rescaled gradient (only the reverse density is wrong)
+            rescale_gradient(grad, glen)
         if bug != 3:
             lp[0] = lp_p
         return True, t.X.shape[0]
@@ -128,15 +135,15 @@ def repeat_mh_accept_shift(t: TallData, theta0, prop: int, sigma: float, h: floa
 
 
 @njit(cache=True)
-def _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, bug):
+def _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, bug, glen=0.0):
     n, d = X0.shape
     X = X0.copy()
     theta_p = np.empty(d)
     grad_p = np.zeros(d)
     for c in range(n):
-        theta, grad, lp = mh_init(t, X0[c], prop)
+        theta, grad, lp = mh_init(t, X0[c], prop, glen)
         for _ in range(n_steps):
-            _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug)
+            _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug, glen)
         X[c] = theta
     return X
 
@@ -145,6 +152,15 @@ def _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, bug):
 def chains_mh_no_hastings(t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng):
     """Mutant of ``verify.continuous.run_chains_mh`` (no Hastings correction)."""
     return _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, 1)
+
+
+@njit(cache=True)
+def chains_mh_unscaled_reverse(
+    t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, glen: float
+):
+    """Mutant of ``verify.continuous.run_chains_mh`` with ``glen``: the reverse proposal density uses
+    the raw gradient at theta' instead of the rescaled one."""
+    return _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, 4, glen)
 
 
 # ============================================================================ Gibbs mutants
@@ -221,8 +237,11 @@ def repeat_gibbs_scan_offset(fg: FactorGraph, x0, counter0: int, scan: int, n_st
 
 # ============================================================================ HMC mutant
 @njit(cache=True)
-def hmc_step_stale_grad(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g):
-    """hmc_step whose leapfrog reuses the start-of-step gradient in both half kicks (bug)."""
+def hmc_step_stale_grad(
+    t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float = 0.0
+):
+    """hmc_step whose leapfrog reuses the start-of-step gradient in both half kicks (bug); ``glen`` as in
+    ``hmc_step`` (the force rescaled to that length)."""
     d = theta.shape[0]
     N = t.X.shape[0]
     for j in range(d):
@@ -245,6 +264,7 @@ def hmc_step_stale_grad(t: TallData, theta, grad, lp, eps: float, n_leap: int, r
             ok = False
             break
         lq = log_post_grad(t, q, g)
+        rescale_gradient(g, glen)
         nev += N
         for j in range(d):
             p[j] += 0.5 * eps * g_old[j]  # bug: should be the new gradient g
@@ -263,7 +283,7 @@ def hmc_step_stale_grad(t: TallData, theta, grad, lp, eps: float, n_leap: int, r
 
 
 @njit(cache=True)
-def chains_hmc_stale_grad(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng):
+def chains_hmc_stale_grad(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng, glen: float = 0.0):
     """Mutant of ``verify.continuous.run_chains_hmc``."""
     n, d = X0.shape
     X = X0.copy()
@@ -275,7 +295,8 @@ def chains_hmc_stale_grad(t: TallData, X0, eps: float, n_leap: int, n_steps: int
         grad = np.zeros(d)
         lp = np.empty(1)
         lp[0] = log_post_grad(t, theta, grad)
+        rescale_gradient(grad, glen)
         for _ in range(n_steps):
-            hmc_step_stale_grad(t, theta, grad, lp, eps, n_leap, rng, q, p, g)
+            hmc_step_stale_grad(t, theta, grad, lp, eps, n_leap, rng, q, p, g, glen)
         X[c] = theta
     return X

@@ -5,6 +5,11 @@ seed-001 authors' RLR code reuses the start-of-step gradient in both half kicks 
 notes §9.3); this is the correct leapfrog. ``recompute=True`` in :func:`hmc_sample` = the authors'
 uncached energy (log pi and gradient evaluated again at the current theta every step; same chain,
 one more full-data pass per iteration; see :mod:`samplers.kernels.mh`).
+
+``glen`` (default 0 = the exact gradient) replaces the force by ``glen * g / ||g||``
+(:func:`samplers.proposals.rescale_gradient`; the seed-001 authors' logistic HMC, notes §9.1). Kicks
+by any position-dependent force are shears, so the leapfrog stays volume preserving and reversible
+under momentum flip, and the accept step with the true H keeps the chain exact.
 """
 
 from __future__ import annotations
@@ -12,20 +17,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from samplers.proposals import rescale_gradient
 from samplers.targets.tall import TallData, in_support, log_post_grad
 
 
 @njit(cache=True)
-def hmc_init(t: TallData, theta0: np.ndarray):
+def hmc_init(t: TallData, theta0: np.ndarray, glen: float = 0.0):
     theta = theta0.copy()
     grad = np.zeros_like(theta)
     lp = np.empty(1)
     lp[0] = log_post_grad(t, theta, grad)
+    rescale_gradient(grad, glen)
     return theta, grad, lp
 
 
 @njit(cache=True)
-def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g):
+def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float = 0.0):
     """One HMC transition in place; returns (accepted, data evaluations)."""
     d = theta.shape[0]
     N = t.X.shape[0]
@@ -47,6 +54,7 @@ def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g
             ok = False
             break
         lq = log_post_grad(t, q, g)
+        rescale_gradient(g, glen)
         nev += N
         for j in range(d):
             p[j] += 0.5 * eps * g[j]
@@ -66,7 +74,7 @@ def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g
 
 @njit(cache=True)
 def hmc_sample(t: TallData, theta, grad, lp, n_iter: int, eps: float, n_leap: int, recompute: bool,
-               rng, thin: int):
+               glen: float, rng, thin: int):
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
     acc = np.zeros(n_iter, dtype=np.bool_)
@@ -78,7 +86,8 @@ def hmc_sample(t: TallData, theta, grad, lp, n_iter: int, eps: float, n_leap: in
     for it in range(n_iter):
         if recompute:  # the authors' uncached energy (module docstring)
             lp[0] = log_post_grad(t, theta, grad)
-        a, ne = hmc_step(t, theta, grad, lp, eps, n_leap, rng, q, p, g)
+            rescale_gradient(grad, glen)
+        a, ne = hmc_step(t, theta, grad, lp, eps, n_leap, rng, q, p, g, glen)
         acc[it] = a
         nev[it] = ne + (N if recompute else 0)
         if (it + 1) % thin == 0:

@@ -22,14 +22,12 @@ matrix checks); the drift map is applied to the gradient before it enters :mod:`
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from samplers.kernels.sgld import uniform_minibatch
 from samplers.kernels.tuna_mh import tuna_log_ratio
-from samplers.proposals import log_q_ratio, propose
+from samplers.proposals import log_q_ratio, propose, rescale_gradient
 from samplers.targets.tall import TallData, grad_estimate, log_prior
 
 DRIFT_PAPER, DRIFT_NORMALIZED = 0, 1
@@ -40,13 +38,7 @@ def drift_map(g: np.ndarray, drift: int, scale: float) -> None:
     """Apply the drift variant to the gradient estimate in place; ``scale`` = N/K (the authors'
     normalised drift ``scale * 2 g / ||g||``; ignored by the paper's drift)."""
     if drift == DRIFT_NORMALIZED:
-        s = 0.0
-        for j in range(g.shape[0]):
-            s += g[j] * g[j]
-        nrm = math.sqrt(s)
-        if nrm > 0.0:
-            for j in range(g.shape[0]):
-                g[j] = scale * 2.0 * g[j] / nrm
+        rescale_gradient(g, 2.0 * scale)
 
 
 @njit(cache=True)

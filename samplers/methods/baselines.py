@@ -58,20 +58,33 @@ def energy_flag(energy: str) -> bool:
     return energy == "recompute"
 
 
+def grad_flag(method: str, grad: str) -> float:
+    """``grad="exact"`` (the algorithms as published, default), ``"normalized"`` (2 g / ||g||) or
+    ``"authors"`` (the seed-001 authors' logistic code: 2 g / ||g||, Barker with the sign of grad U;
+    notes exact_minibatch_mh.md §9.1-9.2); returns the kernels' ``glen``
+    (:func:`samplers.proposals.gradient_length`). Only the gradient methods accept a non-exact mode."""
+    if method not in ("mala", "barker", "hmc") and grad != "exact":
+        raise ValueError(f"grad={grad!r}: {method} uses no gradient (only 'exact' is valid)")
+    return P.gradient_length(method, grad)
+
+
 def _mh_runner(base: str):
     def run(problem: Problem, n_iter: int, seed: Any, *, step: float, proposal: str = "gauss",
-            h: float = 0.0, K: int = 3, energy: str = "cached", thin: int = 1, x0=None,
-            progress=None) -> ChainResult:
+            h: float = 0.0, K: int = 3, energy: str = "cached", grad: str = "exact", thin: int = 1,
+            x0=None, progress=None) -> ChainResult:
         prop = proposal_kind(base, proposal)
         check_positive("step", step)
         if proposal == "lattice":
             check_positive("h", h)
             check_positive("K", K, integer=True)
         rec = energy_flag(energy)
-        return drive(base, problem, n_iter, seed, MH.mh_init, (prop,), MH.mh_sample,
-                     (prop, float(step), float(h), int(K), rec), thin=thin, x0=x0,
-                     progress=progress,
-                     hyper={"step": step, "proposal": proposal, "h": h, "K": K, "energy": energy})
+        glen = grad_flag(base, grad)
+        hyper = {"step": step, "proposal": proposal, "h": h, "K": K, "energy": energy}
+        if base != "rwm":
+            hyper["grad"] = grad
+        return drive(base, problem, n_iter, seed, MH.mh_init, (prop, glen), MH.mh_sample,
+                     (prop, float(step), float(h), int(K), rec, glen), thin=thin, x0=x0,
+                     progress=progress, hyper=hyper)
 
     run.__name__ = f"run_{base}"
     run.__doc__ = f"Full-batch {base} (see samplers.kernels.mh)."
@@ -79,14 +92,17 @@ def _mh_runner(base: str):
 
 
 def run_hmc(problem: Problem, n_iter: int, seed: Any, *, step: float, n_leapfrog: int = 10,
-            energy: str = "cached", thin: int = 1, x0=None, progress=None) -> ChainResult:
-    """Full-batch HMC (samplers.kernels.hmc); ``energy`` as in :func:`energy_flag`."""
+            energy: str = "cached", grad: str = "exact", thin: int = 1, x0=None,
+            progress=None) -> ChainResult:
+    """Full-batch HMC (samplers.kernels.hmc); ``energy`` as in :func:`energy_flag`, ``grad`` as in
+    :func:`grad_flag`."""
     check_positive("step", step)
     check_positive("n_leapfrog", n_leapfrog, integer=True)
     rec = energy_flag(energy)
-    return drive("hmc", problem, n_iter, seed, H.hmc_init, (), H.hmc_sample,
-                 (float(step), int(n_leapfrog), rec), thin=thin, x0=x0, progress=progress,
-                 hyper={"step": step, "n_leapfrog": n_leapfrog, "energy": energy})
+    glen = grad_flag("hmc", grad)
+    return drive("hmc", problem, n_iter, seed, H.hmc_init, (glen,), H.hmc_sample,
+                 (float(step), int(n_leapfrog), rec, glen), thin=thin, x0=x0, progress=progress,
+                 hyper={"step": step, "n_leapfrog": n_leapfrog, "energy": energy, "grad": grad})
 
 
 def run_sgld(problem: Problem, n_iter: int, seed: Any, *, step: float, batch: int = 512,
@@ -120,12 +136,14 @@ _GRID = {"proposal": "gauss", "h": 0.0, "K": 3, "energy": "cached"}
 METHODS = [
     MethodSpec("rwm", "baseline", _mh_runner("rwm"), ("continuous",), {"step": 0.1, **_GRID},
                True, "Metropolis et al. 1953", "random-walk Metropolis, full batch"),
-    MethodSpec("mala", "baseline", _mh_runner("mala"), ("continuous",), {"step": 0.1, **_GRID},
+    MethodSpec("mala", "baseline", _mh_runner("mala"), ("continuous",),
+               {"step": 0.1, **_GRID, "grad": "exact"},
                True, "Roberts & Tweedie 1996", "Metropolis-adjusted Langevin, full batch"),
-    MethodSpec("barker", "baseline", _mh_runner("barker"), ("continuous",), {"step": 0.1, **_GRID},
+    MethodSpec("barker", "baseline", _mh_runner("barker"), ("continuous",),
+               {"step": 0.1, **_GRID, "grad": "exact"},
                True, "Livingstone & Zanella 2022", "Barker proposal, full batch"),
     MethodSpec("hmc", "baseline", run_hmc, ("continuous",), {"step": 0.05, "n_leapfrog": 10,
-                                                           "energy": "cached"},
+                                                           "energy": "cached", "grad": "exact"},
                True, "Neal 2011", "Hamiltonian Monte Carlo (leapfrog, unit mass), full batch"),
     MethodSpec("sgld", "baseline", run_sgld, ("continuous",), {"step": 0.01, "batch": 512},
                False, "Welling & Teh 2011", "stochastic gradient Langevin (no MH correction)",
