@@ -191,3 +191,44 @@ def test_run_cell_time_axes(monkeypatch):
     assert np.allclose(r["t"], [0.4, 0.8, 1.2, 1.6, 2.0])
     assert 0 < r["cpu_frac"] <= 1 and np.allclose(r["t_cpu"], np.asarray(r["t"]) * r["cpu_frac"])
     assert r["acc"] == [pytest.approx(2 / 3)] * 5 and r["time_to_acc"] == np.inf
+
+
+def test_authors_gradient_variants_cells_and_claim():
+    """grads = ["exact", "authors"]: the full-batch gradient methods get a "+authors_grad" variant cell
+    (the exact cells keep their ids and parameters); the like-for-like claim row
+    minibatch_beats_full_authors compares the minibatch methods with RWM and those variants only."""
+    cells = X.mnist_cells({**S, "datasets": ["mnist_3v5"], "steps": [2e-3], "sgld_batches": [20]})
+    names = {c["cell"] for c in cells}
+    assert {
+        "mnist_3v5_mala_e0.002",
+        "mnist_3v5_mala_authors_grad_e0.002",
+        "mnist_3v5_hmc_authors_grad_e0.002",
+    } <= names
+    assert "mnist_3v5_rwm_authors_grad_e0.002" not in names and "grad" not in next(
+        c for c in cells if c["cell"] == "mnist_3v5_mala_e0.002"
+    )
+    with pytest.raises(ValueError, match="grads"):
+        X.mnist_cells({**S, "grads": ["clipped"]})
+    df = _frame()
+    # exact MALA reaches the level at 1300 it x 5e-3 = 6.5 s; the authors' MALA (drift of length eps^2)
+    # only at 4800 it -> the like-for-like claim holds, the exact one too (TunaMH 0.57 s)
+    slow = _row("mala", 2e-3, 4000, 5e-3, 5_000)
+    df.loc[len(df)] = {**slow, "method": "mala+authors_grad", "grad": "authors"}
+    c = _claims(df)
+    assert bool(c.loc["minibatch_beats_full_authors", "held"])
+    assert (
+        "mala+authors_grad" in c.loc["minibatch_beats_full_authors", "measured"]
+        or "rwm" in (c.loc["minibatch_beats_full_authors", "measured"])
+    )
+    # mutant: a fast authors' variant (hit at 100 it x 1e-4 s) -> the like-for-like claim fails,
+    # while the exact-gradient claim is unaffected
+    fast = _row("mala", 2e-3, 100, 1e-4, 5_000)
+    df.loc[len(df) - 1] = {**fast, "method": "mala+authors_grad", "grad": "authors"}
+    c = _claims(df)
+    assert not bool(c.loc["minibatch_beats_full_authors", "held"])
+    assert bool(c.loc["minibatch_beats_full", "held"])
+    assert sorted(["hmc+authors_grad", "hmc", "tuna_mh"], key=X._mnist_variant_order) == [
+        "tuna_mh",
+        "hmc",
+        "hmc+authors_grad",
+    ]

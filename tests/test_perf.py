@@ -238,7 +238,7 @@ def test_perf_quick_cli(tmp_path):
             "--figs",
             str(tmp_path / "figs"),
             "--startup",
-            "rwm",
+            "sgld",  # the cheapest cold compile (rwm: ~2x), this test checks the plumbing only
             "--methods",
             "sgld",
         ]

@@ -658,6 +658,11 @@ def _rlr_figures(sub: pd.DataFrame, v: str, out) -> None:
 # ============================================================================ MNIST logistic
 MNIST_METHODS = ["tuna_mh", "tuna_sgld", "rwm", "mala", "barker", "hmc"]
 MNIST_FULL_BATCH = ("rwm", "mala", "barker", "hmc")
+# full-batch methods run with each mode of ``grads`` (samplers.methods.baselines.grad_flag): "exact"
+# = the algorithms as published, "authors" = the seed-001 authors' logistic code (2 g/||g||, Barker
+# with the sign of grad U; notes §9.1-9.2), a named setting so the paper's figures can be compared
+# like for like; the variant's table name is e.g. "mala+authors_grad"
+MNIST_GRAD_METHODS = ("mala", "barker", "hmc")
 MNIST_COLORS = {
     "tuna_mh": "tab:blue",
     "tuna_sgld": "tab:red",
@@ -677,6 +682,7 @@ MNIST_SETTINGS = {
         "every": 100,
         "chi": 1e-5,
         "drift": "normalized",
+        "grads": ["exact", "authors"],
         "n_leapfrog": 5,
         "target_acc": 0.9,
         # time-to-accuracy levels as fractions of the best final test accuracy of the data set
@@ -694,6 +700,7 @@ MNIST_SETTINGS = {
         "every": 100,
         "chi": 1e-5,
         "drift": "normalized",
+        "grads": ["exact"],
         "n_leapfrog": 5,
         "target_acc": 0.8,
         "acc_levels": [0.85, 0.9, 0.95, 0.98],
@@ -703,18 +710,29 @@ MNIST_SETTINGS = {
 }
 
 
-def _mnist_variant(method: str, K: int) -> str:
-    return method if method != "tuna_sgld" else f"tuna_sgld_K{int(K)}"
+def _mnist_variant(method: str, K: int, grad: str = "exact") -> str:
+    if method == "tuna_sgld":
+        return f"tuna_sgld_K{int(K)}"
+    return method if grad == "exact" else f"{method}+{grad}_grad"
 
 
 def mnist_cells(s: dict) -> list[dict]:
+    from samplers.proposals import GRAD_MODES
+
+    bad = [g for g in s.get("grads", ["exact"]) if g not in GRAD_MODES]
+    if bad:
+        raise ValueError(f"exact_mh_mnist: grads must be among {GRAD_MODES}, got {bad}")
     out = []
     for ds in s["datasets"]:
         for st in s["steps"]:
             for m in s["methods"]:
                 for K in s["sgld_batches"] if m == "tuna_sgld" else [0]:
-                    name = _mnist_variant(m, K)
-                    out.append({"cell": f"{ds}_{name}_e{st:g}", "data": ds, "method": m, "step": st, "K": K})
+                    for g in s.get("grads", ["exact"]) if m in MNIST_GRAD_METHODS else ["exact"]:
+                        name = _mnist_variant(m, K, g).replace("+", "_")
+                        cell = {"cell": f"{ds}_{name}_e{st:g}", "data": ds, "method": m, "step": st, "K": K}
+                        if g != "exact":  # exact cells keep their parameters (and config hashes)
+                            cell["grad"] = g
+                        out.append(cell)
     return out
 
 
@@ -740,6 +758,9 @@ def mnist_run_cell(params: dict, seed, ctx) -> list[dict]:
         hp.update(batch=params["K"], drift=s["drift"])
     if m == "hmc":
         hp["n_leapfrog"] = s["n_leapfrog"]
+    grad = params.get("grad", "exact")
+    if grad != "exact":
+        hp["grad"] = grad
     n_iter = s["iters_tuna"] if m.startswith("tuna") else s["iters_full"]
     load0 = os.getloadavg()[0]
     w0, c0 = time.perf_counter(), time.process_time()
@@ -756,8 +777,9 @@ def mnist_run_cell(params: dict, seed, ctx) -> list[dict]:
     return [
         {
             "data": params["data"],
-            "method": _mnist_variant(m, params["K"]),
+            "method": _mnist_variant(m, params["K"], grad),
             "base_method": m,
+            "grad": grad,
             "K": int(params["K"]),
             "step": params["step"],
             "n_iter": int(n_iter),
@@ -838,7 +860,11 @@ def mnist_claims_table(lv: pd.DataFrame, s: dict) -> pd.DataFrame:
     * ``tuna_sgld_sooner``: Tuna-SGLD (best K; the paper's K=20 in its own column) reaches the level in
       less CPU-corrected time than TunaMH ("Tuna-SGLD converges faster than TunaMH for all step sizes");
     * ``minibatch_beats_full``: TunaMH and Tuna-SGLD (K=20, or the smallest K run) both reach it before
-      every full-batch method run ("Both of them significantly outperform full-batch methods").
+      every full-batch method run ("Both of them significantly outperform full-batch methods"), the
+      full-batch gradient methods with the exact gradient;
+    * ``minibatch_beats_full_authors``: the same against the full-batch methods as the authors' code
+      runs them (``+authors_grad`` variants: gradient -> 2 g/||g||, notes §9.1-9.2; RWM as is), i.e.
+      like for like with the paper's figures (only when such variants were run).
 
     A method that never reaches the level has time inf; a claim whose both sides are inf is not held.
     """
@@ -871,35 +897,43 @@ def mnist_claims_table(lv: pd.DataFrame, s: dict) -> pd.DataFrame:
                     "paper": "held (Fig. 2 / 13, every step)",
                 }
             )
-        full = by[by.index.isin(MNIST_FULL_BATCH)]
-        if "tuna_mh" in by.index and len(sg) and len(full):
-            k_small = min(sg.index, key=lambda n: int(n.rsplit("K", 1)[1]))
-            mb = by.loc[["tuna_mh", k_small]]
-            slow_mb = str(mb["cpu_s_to"].idxmax())
-            fast_fb = str(full["cpu_s_to"].idxmin())
-            t_mb, t_fb = float(mb["cpu_s_to"].max()), float(full["cpu_s_to"].min())
-            held = bool(t_mb < t_fb)
-            rows.append(
-                {
-                    **base,
-                    "claim": "minibatch_beats_full",
-                    "measured": f"slowest minibatch {slow_mb} {_fmt_s(t_mb)} vs fastest full batch "
-                    f"{fast_fb} {_fmt_s(t_fb)} ({len(full)} full-batch methods run)",
-                    "held": held,
-                    "held_K20": held,
-                    "held_wall": bool(mb["wall_s_to"].max() < full["wall_s_to"].min()),
-                    "fastest": fastest,
-                    "paper": "held (Fig. 2 / 13, every step)",
-                }
-            )
+        authors = [f"{m}+authors_grad" for m in MNIST_GRAD_METHODS]
+        for claim, names in (
+            ("minibatch_beats_full", MNIST_FULL_BATCH),
+            ("minibatch_beats_full_authors", ("rwm", *authors)),
+        ):
+            full = by[by.index.isin(names)]
+            if claim.endswith("authors") and not full.index.isin(authors).any():
+                continue
+            if "tuna_mh" in by.index and len(sg) and len(full):
+                k_small = min(sg.index, key=lambda n: int(n.rsplit("K", 1)[1]))
+                mb = by.loc[["tuna_mh", k_small]]
+                slow_mb = str(mb["cpu_s_to"].idxmax())
+                fast_fb = str(full["cpu_s_to"].idxmin())
+                t_mb, t_fb = float(mb["cpu_s_to"].max()), float(full["cpu_s_to"].min())
+                held = bool(t_mb < t_fb)
+                rows.append(
+                    {
+                        **base,
+                        "claim": claim,
+                        "measured": f"slowest minibatch {slow_mb} {_fmt_s(t_mb)} vs fastest full batch "
+                        f"{fast_fb} {_fmt_s(t_fb)} ({len(full)} full-batch methods run)",
+                        "held": held,
+                        "held_K20": held,
+                        "held_wall": bool(mb["wall_s_to"].max() < full["wall_s_to"].min()),
+                        "fastest": fastest,
+                        "paper": "held (Fig. 2 / 13, every step)",
+                    }
+                )
     cols = ["data", "step", "level_frac", "level_acc", "claim", "measured", "held", "held_K20", "held_wall"]
     return pd.DataFrame(rows, columns=cols + ["fastest", "paper"])
 
 
-def _mnist_variant_order(v: str) -> tuple[int, int]:
-    """Sort key: MNIST_METHODS order, then Tuna-SGLD by numeric K."""
+def _mnist_variant_order(v: str) -> tuple[int, int, str]:
+    """Sort key: MNIST_METHODS order, then Tuna-SGLD by numeric K, then the gradient variant."""
+    v, _, grad = v.partition("+")
     base, _, k = v.partition("_K")
-    return (MNIST_METHODS.index(base), int(k) if k else 0)
+    return (MNIST_METHODS.index(base), int(k) if k else 0, grad)
 
 
 def _mnist_plot(ax, r, x: str, **kw) -> None:
@@ -974,8 +1008,14 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
             for _, r in g[g["step"] == st].iterrows():
                 if r["base_method"] == "tuna_sgld" and int(r["K"]) != k_main:
                     continue
+                authors = "+" in str(r["method"])  # a "+authors_grad" (or "+normalized_grad") variant
                 _mnist_plot(
-                    ax[0][j], r, "t", label=LABEL[r["base_method"]], color=MNIST_COLORS[r["base_method"]]
+                    ax[0][j],
+                    r,
+                    "t",
+                    label=LABEL[r["base_method"]] + (" (authors' 2g/|g|)" if authors else ""),
+                    color=MNIST_COLORS[r["base_method"]],
+                    ls="--" if authors else "-",
                 )
             ax[0][j].set_xscale("log")
             ax[0][j].set_title(f"{ds}, eps={st:g}", fontsize=9)
@@ -1015,7 +1055,7 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
             hits = [mnist_first_hit(r, lvl)["cpu_s_to"] for _, r in gv.iterrows()]
             r = gv.iloc[int(np.argmin(hits))]
             kw = {"label": f"{v} eps={r['step']:g}", "color": MNIST_COLORS[r["base_method"]]}
-            if r["base_method"] == "tuna_sgld" and int(r["K"]) != k_main:
+            if (r["base_method"] == "tuna_sgld" and int(r["K"]) != k_main) or "+" in v:
                 kw["ls"] = "--"
             _mnist_plot(ax[0][0], r, "t", **kw)
             _mnist_plot(ax[0][1], r, "iters", **kw)
