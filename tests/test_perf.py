@@ -274,3 +274,39 @@ def test_targets_include_the_authors_twin_efficiency():
     assert got["efficiency(authors' twin)>=0.6"]["value"] == 0.65
     rows = target_rows(pd.DataFrame([{**base, "efficiency_authors": float("nan")}]))
     assert [r["target_name"] for r in rows] == ["efficiency>=0.6"]
+
+
+def test_growth_target_reports_the_memory_floor():
+    """The PoissonMH truncated-Gaussian growth row carries lower_bound = (memory floor per candidate at
+    the largest N x E[B]) / (time per iteration at N = 1e4); other rows do not."""
+    from bench.perf import target_rows
+
+    sc = [
+        {"section": "scaling", "method": m, "twin": "rwm", "target": t, "N": n, "cpu_per_iter": c}
+        for m, t in (("poisson_mh", "truncated_gaussian"), ("poisson_mh", "robust_regression"))
+        for n, c in ((10_000, 2e-4), (1_000_000, 4e-4))
+    ]
+    hl = {
+        "section": "hotloop",
+        "method": "poisson_mh",
+        "N": 1_000_000,
+        "mean_batch": 5000.0,
+        "gather_ns": 50.0,
+    }
+    got = {(r["target"]): r for r in target_rows(pd.DataFrame(sc + [hl]))}
+    tg = got["truncated_gaussian"]
+    assert tg["value"] == 2.0 and tg["met"] is False
+    assert tg["lower_bound"] == pytest.approx(50e-9 * 5000 / 2e-4)  # 1.25
+    assert "lower_bound" not in got["robust_regression"]
+    assert "lower_bound" not in target_rows(pd.DataFrame(sc))[0]  # no hotloop rows: no bound
+
+
+def test_memory_floor_kernel_counts_every_candidate():
+    import samplers  # noqa: F401
+    from bench.perf import _hl_gather
+    from samplers.poisson_minibatch import alias_for
+
+    prob, alias = alias_for(np.ones(500))
+    rows = np.ones((500, 24))
+    tot = _hl_gather(rows, prob, alias, 300.0, np.random.default_rng(0), np.empty(1000, dtype=np.int64), 50)
+    assert 50 * 300 * 0.9 < tot < 50 * 300 * 1.1  # sum of 50 Poisson(300) batch sizes
