@@ -108,8 +108,8 @@ def test_same_seed_is_bit_identical_and_chunking_does_not_matter(box_problem):
     from samplers.kernels import mh
     from samplers.run import drive
 
-    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2,), mh.mh_sample, (2, 0.05, 0.0, 3, False, 0.0),
-                n_chunks=1)
+    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2, 0.0), mh.mh_sample,
+                (2, 0.05, 0.0, 3, False, 0.0), n_chunks=1)
     np.testing.assert_array_equal(a.samples, one.samples)
     s1 = registry.run("sgld", box_problem, 500, 3, step=0.01, batch=10)
     s2 = registry.run("sgld", box_problem, 500, 3, step=0.01, batch=10)

@@ -81,21 +81,21 @@ def _inv(pb, run):
 @pytest.mark.parametrize("prop,f", [(PR.LANGEVIN_GAUSS, 1.2), (PR.BARKER_GAUSS, 1.5)], ids=["mala", "barker"])
 def test_invariance_mh_and_no_hastings_mutant(gl, prop, f):
     m, sig = gl.model, f * gl.meta["post_sd"].min()
-    assert _inv(gl, lambda X0, rng: C.run_chains_mh(m, X0, prop, sig, 0.0, 3, 10, rng)).passed
+    assert _inv(gl, lambda X0, rng: C.run_chains_mh(m, X0, prop, sig, 0.0, 3, 10, rng, 0.0)).passed
     bad = _inv(gl, lambda X0, rng: MU.chains_mh_no_hastings(m, X0, prop, sig, 0.0, 3, 10, rng))
     assert not bad.passed
 
 
 def test_invariance_hmc_and_stale_gradient_mutant(gl):
     m, eps = gl.model, 0.3 * gl.meta["post_sd"].min()
-    assert _inv(gl, lambda X0, rng: C.run_chains_hmc(m, X0, eps, 5, 10, rng)).passed
-    bad = _inv(gl, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, eps, 5, 10, rng))
+    assert _inv(gl, lambda X0, rng: C.run_chains_hmc(m, X0, eps, 5, 10, rng, 0.0)).passed
+    bad = _inv(gl, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, eps, 5, 10, rng, 0.0))
     assert not bad.passed
 
 
 def test_invariance_rwm(gl):
     m, sig = gl.model, gl.meta["post_sd"].min()
-    assert _inv(gl, lambda X0, rng: C.run_chains_mh(m, X0, PR.RW_GAUSS, sig, 0.0, 3, 10, rng)).passed
+    assert _inv(gl, lambda X0, rng: C.run_chains_mh(m, X0, PR.RW_GAUSS, sig, 0.0, 3, 10, rng, 0.0)).passed
 
 
 @pytest.mark.slow
@@ -105,17 +105,21 @@ def test_invariance_truncated_gaussian_smoke():
     for prop, f in ((PR.LANGEVIN_GAUSS, 1.2), (PR.BARKER_GAUSS, 1.5), (PR.RW_GAUSS, 1.0)):
         res = C.invariance_check(
             tg.reference,
-            lambda X0, rng, p=prop, s=f * sd: C.run_chains_mh(m, X0, p, s, 0.0, 3, 3, rng),
+            lambda X0, rng, p=prop, s=f * sd: C.run_chains_mh(m, X0, p, s, 0.0, 3, 3, rng, 0.0),
             10_000,
             3,
             8,
         )
         assert res.passed, (prop, res.min_p)
     res = C.invariance_check(
-        tg.reference, lambda X0, rng: C.run_chains_hmc(m, X0, 0.3 * sd, 5, 10, rng), 10_000, 10, 9
+        tg.reference, lambda X0, rng: C.run_chains_hmc(m, X0, 0.3 * sd, 5, 10, rng, 0.0), 10_000, 10, 9
     )
     assert res.passed
     bad = C.invariance_check(
-        tg.reference, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, 0.3 * sd, 5, 10, rng), 10_000, 10, 9
+        tg.reference,
+        lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, 0.3 * sd, 5, 10, rng, 0.0),
+        10_000,
+        10,
+        9,
     )
     assert not bad.passed

@@ -314,9 +314,10 @@ def hmc_reversibility_check(
 # ============================================================================ (b) invariance
 @njit(cache=True)
 def run_chains_mh(
-    t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, glen: float = 0.0
+    t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, glen: float
 ):
-    """Run ``n_steps`` of ``mh_step`` from every row of X0 (independent chains); final states."""
+    """Run ``n_steps`` of ``mh_step`` from every row of X0 (independent chains); final states. ``glen``
+    as in ``mh_step`` (0.0 = the exact gradient; always passed: one compiled specialisation)."""
     n, d = X0.shape
     X = X0.copy()
     theta_p = np.empty(d)
@@ -330,7 +331,7 @@ def run_chains_mh(
 
 
 @njit(cache=True)
-def run_chains_hmc(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng, glen: float = 0.0):
+def run_chains_hmc(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng, glen: float):
     """Run ``n_steps`` of ``hmc_step`` from every row of X0; final states."""
     n, d = X0.shape
     X = X0.copy()

@@ -180,7 +180,7 @@ def graph_counts(card: np.ndarray, X: np.ndarray) -> np.ndarray:
 def repeat_mh_step(t: TallData, theta0, prop: int, sigma: float, h: float, K: int, rng, reps: int):
     """``reps`` independent one-step transitions of ``samplers.kernels.mh.mh_step`` from theta0."""
     d = theta0.shape[0]
-    th0, g0, lp0 = mh_init(t, theta0, prop)
+    th0, g0, lp0 = mh_init(t, theta0, prop, 0.0)
     out = np.empty((reps, d))
     theta = np.empty(d)
     grad = np.empty(d)
@@ -191,7 +191,7 @@ def repeat_mh_step(t: TallData, theta0, prop: int, sigma: float, h: float, K: in
         theta[:] = th0
         grad[:] = g0
         lp[0] = lp0[0]
-        mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p)
+        mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, 0.0)
         out[r] = theta
     return out
 
@@ -203,7 +203,7 @@ def repeat_mh_steps(
     """``reps`` independent runs of ``n_steps`` ``mh_step`` calls from theta0 (compare with the
     rows of ``P^n_steps``; catches bugs in the state carried between steps)."""
     d = theta0.shape[0]
-    th0, g0, lp0 = mh_init(t, theta0, prop)
+    th0, g0, lp0 = mh_init(t, theta0, prop, 0.0)
     out = np.empty((reps, d))
     theta = np.empty(d)
     grad = np.empty(d)
@@ -215,7 +215,7 @@ def repeat_mh_steps(
         grad[:] = g0
         lp[0] = lp0[0]
         for _ in range(n_steps):
-            mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p)
+            mh_step(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, 0.0)
         out[r] = theta
     return out
 

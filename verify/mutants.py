@@ -44,7 +44,7 @@ MUTANT_SHIFT = 0.3
 @njit(cache=True)
 def _mh_step_mutant(
     t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng, theta_p, grad_p, bug: int,
-    glen: float = 0.0,
+    glen: float,
 ):
     """mh_step with bug 1 = no Hastings term, 2 = accept when log u < log r + 0.3,
     3 = stale cached log pi after an acceptance, 4 = reverse density with the unrescaled gradient."""
@@ -78,7 +78,7 @@ def _mh_step_mutant(
 @njit(cache=True)
 def _repeat_mh_steps_mutant(t, theta0, prop, sigma, h, K, n_steps, rng, reps, bug):
     d = theta0.shape[0]
-    th0, g0, lp0 = mh_init(t, theta0, prop)
+    th0, g0, lp0 = mh_init(t, theta0, prop, 0.0)
     out = np.empty((reps, d))
     theta = np.empty(d)
     grad = np.empty(d)
@@ -90,7 +90,7 @@ def _repeat_mh_steps_mutant(t, theta0, prop, sigma, h, K, n_steps, rng, reps, bu
         grad[:] = g0
         lp[0] = lp0[0]
         for _ in range(n_steps):
-            _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug)
+            _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug, 0.0)
         out[r] = theta
     return out
 
@@ -106,7 +106,7 @@ def repeat_mh_steps_stale_logpi(
 @njit(cache=True)
 def _repeat_mh_mutant(t, theta0, prop, sigma, h, K, rng, reps, bug):
     d = theta0.shape[0]
-    th0, g0, lp0 = mh_init(t, theta0, prop)
+    th0, g0, lp0 = mh_init(t, theta0, prop, 0.0)
     out = np.empty((reps, d))
     theta = np.empty(d)
     grad = np.empty(d)
@@ -117,7 +117,7 @@ def _repeat_mh_mutant(t, theta0, prop, sigma, h, K, rng, reps, bug):
         theta[:] = th0
         grad[:] = g0
         lp[0] = lp0[0]
-        _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug)
+        _mh_step_mutant(t, theta, grad, lp, prop, sigma, h, K, rng, theta_p, grad_p, bug, 0.0)
         out[r] = theta
     return out
 
@@ -135,7 +135,7 @@ def repeat_mh_accept_shift(t: TallData, theta0, prop: int, sigma: float, h: floa
 
 
 @njit(cache=True)
-def _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, bug, glen=0.0):
+def _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, bug, glen):
     n, d = X0.shape
     X = X0.copy()
     theta_p = np.empty(d)
@@ -151,7 +151,7 @@ def _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, bug, glen=0.0):
 @njit(cache=True)
 def chains_mh_no_hastings(t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng):
     """Mutant of ``verify.continuous.run_chains_mh`` (no Hastings correction)."""
-    return _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, 1)
+    return _chains_mh_mutant(t, X0, prop, sigma, h, K, n_steps, rng, 1, 0.0)
 
 
 @njit(cache=True)
@@ -238,7 +238,7 @@ def repeat_gibbs_scan_offset(fg: FactorGraph, x0, counter0: int, scan: int, n_st
 # ============================================================================ HMC mutant
 @njit(cache=True)
 def hmc_step_stale_grad(
-    t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float = 0.0
+    t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float
 ):
     """hmc_step whose leapfrog reuses the start-of-step gradient in both half kicks (bug); ``glen`` as in
     ``hmc_step`` (the force rescaled to that length)."""
@@ -283,7 +283,7 @@ def hmc_step_stale_grad(
 
 
 @njit(cache=True)
-def chains_hmc_stale_grad(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng, glen: float = 0.0):
+def chains_hmc_stale_grad(t: TallData, X0, eps: float, n_leap: int, n_steps: int, rng, glen: float):
     """Mutant of ``verify.continuous.run_chains_hmc``."""
     n, d = X0.shape
     X = X0.copy()

@@ -22,7 +22,7 @@ from samplers.targets.tall import TallData, in_support, log_post_grad
 
 
 @njit(cache=True)
-def hmc_init(t: TallData, theta0: np.ndarray, glen: float = 0.0):
+def hmc_init(t: TallData, theta0: np.ndarray, glen: float):
     theta = theta0.copy()
     grad = np.zeros_like(theta)
     lp = np.empty(1)
@@ -32,7 +32,7 @@ def hmc_init(t: TallData, theta0: np.ndarray, glen: float = 0.0):
 
 
 @njit(cache=True)
-def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float = 0.0):
+def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float):
     """One HMC transition in place; returns (accepted, data evaluations)."""
     d = theta.shape[0]
     N = t.X.shape[0]

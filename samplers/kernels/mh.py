@@ -26,7 +26,7 @@ from samplers.targets.tall import TallData, in_support, log_post, log_post_grad
 
 
 @njit(cache=True)
-def mh_init(t: TallData, theta0: np.ndarray, prop: int, glen: float = 0.0):
+def mh_init(t: TallData, theta0: np.ndarray, prop: int, glen: float):
     theta = theta0.copy()
     grad = np.zeros_like(theta)
     lp = np.empty(1)
@@ -40,7 +40,7 @@ def mh_init(t: TallData, theta0: np.ndarray, prop: int, glen: float = 0.0):
 
 @njit(cache=True)
 def mh_step(t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng,
-            theta_p, grad_p, glen: float = 0.0):
+            theta_p, grad_p, glen: float):
     """One MH transition in place. Returns (accepted, data evaluations)."""
     propose(prop, theta, grad, sigma, h, K, rng, theta_p)
     if not in_support(t, theta_p):

@@ -258,7 +258,9 @@ def _invariance_check(quick: bool) -> list[dict]:
             sig = float(f * sd.min())
             res = C.invariance_check(
                 pb.reference,
-                lambda X0, rng, m=m, p=prop, s=sig, k=n_steps: C.run_chains_mh(m, X0, p, s, 0.0, 3, k, rng),
+                lambda X0, rng, m=m, p=prop, s=sig, k=n_steps: C.run_chains_mh(
+                    m, X0, p, s, 0.0, 3, k, rng, 0.0
+                ),
                 n_chains,
                 n_steps,
                 11,
@@ -278,7 +280,7 @@ def _invariance_check(quick: bool) -> list[dict]:
         eps = float(0.3 * sd.min())
         res = C.invariance_check(
             pb.reference,
-            lambda X0, rng, m=m, e=eps, k=n_steps: C.run_chains_hmc(m, X0, e, 5, k, rng),
+            lambda X0, rng, m=m, e=eps, k=n_steps: C.run_chains_hmc(m, X0, e, 5, k, rng, 0.0),
             n_chains,
             n_steps,
             12,
@@ -286,7 +288,7 @@ def _invariance_check(quick: bool) -> list[dict]:
         rows.append(res.row(cid, "Neal 2011", "hmc", tname))
         mres = C.invariance_check(
             pb.reference,
-            lambda X0, rng, m=m, e=eps, k=n_steps: MU.chains_hmc_stale_grad(m, X0, e, 5, k, rng),
+            lambda X0, rng, m=m, e=eps, k=n_steps: MU.chains_hmc_stale_grad(m, X0, e, 5, k, rng, 0.0),
             n_chains,
             n_steps,
             12,
@@ -434,7 +436,7 @@ def _claim_rows(quick: bool) -> list[dict]:
     m = pb.model
     eps = float(0.3 * pb.meta["post_sd"].min())
     res = C.invariance_check(
-        pb.reference, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, eps, 5, 10, rng), 10_000, 10, 13
+        pb.reference, lambda X0, rng: MU.chains_hmc_stale_grad(m, X0, eps, 5, 10, rng, 0.0), 10_000, 10, 13
     )
     return [
         {
