@@ -313,9 +313,7 @@ def hmc_reversibility_check(
 
 # ============================================================================ (b) invariance
 @njit(cache=True)
-def run_chains_mh(
-    t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, glen: float
-):
+def run_chains_mh(t: TallData, X0, prop: int, sigma: float, h: float, K: int, n_steps: int, rng, glen: float):
     """Run ``n_steps`` of ``mh_step`` from every row of X0 (independent chains); final states. ``glen``
     as in ``mh_step`` (0.0 = the exact gradient; always passed: one compiled specialisation)."""
     n, d = X0.shape

@@ -43,7 +43,18 @@ MUTANT_SHIFT = 0.3
 # ============================================================================ MH mutants
 @njit(cache=True)
 def _mh_step_mutant(
-    t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng, theta_p, grad_p, bug: int,
+    t: TallData,
+    theta,
+    grad,
+    lp,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
+    theta_p,
+    grad_p,
+    bug: int,
     glen: float,
 ):
     """mh_step with bug 1 = no Hastings term, 2 = accept when log u < log r + 0.3,
@@ -237,9 +248,7 @@ def repeat_gibbs_scan_offset(fg: FactorGraph, x0, counter0: int, scan: int, n_st
 
 # ============================================================================ HMC mutant
 @njit(cache=True)
-def hmc_step_stale_grad(
-    t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float
-):
+def hmc_step_stale_grad(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g, glen: float):
     """hmc_step whose leapfrog reuses the start-of-step gradient in both half kicks (bug); ``glen`` as in
     ``hmc_step`` (the force rescaled to that length)."""
     d = theta.shape[0]
