@@ -41,28 +41,40 @@ def _write(d: Path, exp: str, cell: str, row: dict) -> None:
     (d / f"{cell}.json").write_text(json.dumps(rec))
 
 
+def _ess_row(
+    m: str, rate: float, run: int, med: float, mean_batch: float, sec: float, identity: float
+) -> dict:
+    """A cell row with min / median / max ESS/s med -1 / +0 / +1 (+2 per run) and the identity-ESS
+    row scaled by ``identity``."""
+    v = [med - 1.0 + 2 * run, med + 2 * run, med + 1.0 + 2 * run]
+    return {
+        "method": m,
+        "target_rate": rate,
+        "run": run,
+        "step": 0.1,
+        "accept": rate,
+        "mean_batch": mean_batch,
+        "sec_per_iter": sec,
+        "ess_s": v,
+        "ess_s_identity": [x * identity for x in v],
+    }
+
+
 def _tg_records(root: Path, meds: dict[str, float], sgld_ks: float = 0.2) -> Path:
     d = root / "cells" / "exact_mh_tg"
     d.mkdir(parents=True)
     for run in (0, 1):
         for m, med in meds.items():
             for rate in X.RATES:
-                v = [med - 1.0 + 2 * run, med + 2 * run, med + 1.0 + 2 * run]
                 full = not m.startswith("poisson")
                 _write(
                     d,
                     "exact_mh_tg",
                     f"{m}_r{rate:g}_run{run}",
                     {
-                        "method": m,
-                        "target_rate": rate,
-                        "run": run,
-                        "step": 0.1,
-                        "accept": rate,
-                        "mean_batch": 100_000.0 if full else 6_000.0,
-                        "sec_per_iter": 1e-3 if full else 2e-4,
-                        "ess_s": v,
-                        "ess_s_identity": [x / 2 for x in v],
+                        **_ess_row(
+                            m, rate, run, med, 100_000.0 if full else 6_000.0, 1e-3 if full else 2e-4, 0.5
+                        ),
                         "ks_min": 0.01,
                         "ks_med": 0.02,
                         "ks_max": 0.05 + 0.01 * run,
@@ -174,24 +186,15 @@ def _rlr_records(root: Path, meds: dict[str, float], variants=("rlr_10d_n2e5", "
         for run in (0, 1):
             for m, med in meds.items():
                 for rate in X.RATES:
-                    v3 = [med - 1.0 + 2 * run, med + 2 * run, med + 1.0 + 2 * run]
                     full = not m.startswith("poisson")
+                    row = _ess_row(
+                        m, rate, run, med, 200_000.0 if full else 1_300.0, 5e-3 if full else 5e-4, 1.0
+                    )
                     _write(
                         d,
                         "exact_mh_rlr",
                         f"{v}_{m.replace('+', '_')}_r{rate:g}_run{run}",
-                        {
-                            "variant": v,
-                            "method": m,
-                            "target_rate": rate,
-                            "run": run,
-                            "step": 0.1,
-                            "accept": rate,
-                            "mean_batch": 200_000.0 if full else 1_300.0,
-                            "sec_per_iter": 5e-3 if full else 5e-4,
-                            "ess_s": v3,
-                            "ess_s_identity": v3,
-                        },
+                        {"variant": v, **row},
                     )
     return root
 

@@ -62,9 +62,11 @@ def kernel_log_ratio(
     h: float = 0.0,
     K: int = 3,
     glen: float = 0.0,
+    glen_reverse: float | None = None,
 ) -> float:
     """``log r(x, x')`` exactly as ``samplers.kernels.mh.mh_step`` computes it (same njit calls;
-    ``glen`` = the gradient rescaling of :func:`samplers.proposals.rescale_gradient`)."""
+    ``glen`` = the gradient rescaling of :func:`samplers.proposals.rescale_gradient`).
+    ``glen_reverse`` (mutants only) rescales the gradient at x' differently; default = ``glen``."""
     d = x.shape[0]
     g = np.zeros(d)
     gp = np.zeros(d)
@@ -72,7 +74,7 @@ def kernel_log_ratio(
         lp = tall.log_post_grad(model, x, g)
         lpp = tall.log_post_grad(model, xp, gp)
         PR.rescale_gradient(g, glen)
-        PR.rescale_gradient(gp, glen)
+        PR.rescale_gradient(gp, glen if glen_reverse is None else glen_reverse)
     else:
         lp = tall.log_post(model, x)
         lpp = tall.log_post(model, xp)
@@ -204,13 +206,7 @@ def kernel_log_ratio_unscaled_reverse(
 ) -> float:
     """Mutant log ratio (as ``verify.mutants`` ``unscaled_reverse``): the gradient at x' enters the
     reverse density without the rescaling."""
-    d = x.shape[0]
-    g = np.zeros(d)
-    gp = np.zeros(d)
-    lp = tall.log_post_grad(model, x, g)
-    lpp = tall.log_post_grad(model, xp, gp)
-    PR.rescale_gradient(g, glen)
-    return float(lpp - lp + PR.log_q_ratio(prop, x, xp, g, gp, sigma, h, K))
+    return kernel_log_ratio(model, prop, x, xp, sigma, h, K, glen, glen_reverse=0.0)
 
 
 # ---------------------------------------------------------------------------- HMC

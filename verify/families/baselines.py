@@ -304,6 +304,14 @@ AUTHORS_GRAD = {  # method -> (glen of grad="authors", step factor); samplers.pr
 AG_PAPER = "seed 001 authors' code (notes §9.1-9.2): gradient -> 2 g/||g||"
 
 
+def _ag_ks_row(pb, tname: str, run_chains, n_steps: int, seed: int, label: str, mname: str | None) -> dict:
+    """Invariance KS row of ``baselines.authors_grad`` (a mutant row when ``mname`` is given)."""
+    res = C.invariance_check(pb.reference, run_chains, 10_000, n_steps, seed)
+    if mname is None:
+        return res.row("baselines.authors_grad", AG_PAPER, label, tname)
+    return _mutant_row(res, "baselines.authors_grad", "-", label, tname, mname)
+
+
 def _authors_grad_check(quick: bool) -> list[dict]:
     """The full-batch gradient methods with the seed-001 authors' rescaled gradient (``grad="authors"``:
     2 g / ||g||, Barker with the sign of grad U): detailed-balance identity (MALA, Barker) and HMC
@@ -333,43 +341,23 @@ def _authors_grad_check(quick: bool) -> list[dict]:
         n_steps = 10 if quick else 40
         for method in ("mala", "barker"):
             glen, f = AUTHORS_GRAD[method]
-            prop = MH_CONT[method][0]
-            sig = float(f * sd.min())
-            pairs = ((C.run_chains_mh, None), (MU.chains_mh_unscaled_reverse, "unscaled_reverse"))
-            for runner, mname in pairs:
-                res = C.invariance_check(
-                    pb.reference,
-                    lambda X0, rng, r=runner, m=m, p=prop, s=sig, g=glen, k=n_steps: r(
-                        m, X0, p, s, 0.0, 3, k, rng, g
-                    ),
-                    10_000,
-                    n_steps,
-                    14,
+            prop, sig = MH_CONT[method][0], float(f * sd.min())
+            for runner, mname in (
+                (C.run_chains_mh, None),
+                (MU.chains_mh_unscaled_reverse, "unscaled_reverse"),
+            ):
+                run = lambda X0, rng, r=runner, m=m, p=prop, s=sig, g=glen, k=n_steps: r(  # noqa: E731
+                    m, X0, p, s, 0.0, 3, k, rng, g
                 )
-                rows.append(
-                    res.row(cid, AG_PAPER, f"{method}[grad=authors]", tname)
-                    if mname is None
-                    else _mutant_row(res, cid, "-", f"{method}[grad=authors]", tname, mname)
-                )
+                rows.append(_ag_ks_row(pb, tname, run, n_steps, 14, f"{method}[grad=authors]", mname))
         # HMC: with length 2 the force is ~1/10 of the gradient scale (~1/sd) of this posterior, too
         # weak for the KS test to see the stale-gradient mutant; the KS test runs the same code path
         # with length 2/sd (exactness does not depend on the length; the identity rows use 2).
         _, f = AUTHORS_GRAD["hmc"]
-        glen = float(2.0 / sd.min())
-        eps = float(f * sd.min())
+        glen, eps = float(2.0 / sd.min()), float(f * sd.min())
         for runner, mname in ((C.run_chains_hmc, None), (MU.chains_hmc_stale_grad, "stale_grad")):
-            res = C.invariance_check(
-                pb.reference,
-                lambda X0, rng, r=runner, m=m, e=eps, g=glen, k=n_steps: r(m, X0, e, 5, k, rng, g),
-                10_000,
-                n_steps,
-                15,
-            )
-            rows.append(
-                res.row(cid, AG_PAPER, f"hmc[glen={glen:g}]", tname)
-                if mname is None
-                else _mutant_row(res, cid, "-", f"hmc[glen={glen:g}]", tname, mname)
-            )
+            run = lambda X0, rng, r=runner, m=m, e=eps, g=glen, k=n_steps: r(m, X0, e, 5, k, rng, g)  # noqa: E731
+            rows.append(_ag_ks_row(pb, tname, run, n_steps, 15, f"hmc[glen={glen:g}]", mname))
     return rows
 
 
