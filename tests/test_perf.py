@@ -310,3 +310,18 @@ def test_memory_floor_kernel_counts_every_candidate():
     rows = np.ones((500, 24))
     tot = _hl_gather(rows, prob, alias, 300.0, np.random.default_rng(0), np.empty(1000, dtype=np.int64), 50)
     assert 50 * 300 * 0.9 < tot < 50 * 300 * 1.1  # sum of 50 Poisson(300) batch sizes
+
+
+def test_gather_floor_reads_every_row_line():
+    """bench.gather_floor: the gather sums one double per 64-byte line of each chosen row (plus the
+    last entry), so its value is checkable; the measurement returns finite positive times."""
+    from bench import gather_floor as gf
+
+    X = np.arange(40.0).reshape(2, 20)  # lines start at columns 0, 8, 16; last entry 19
+    idxs = np.array([[1, 0, 1]])
+    want = 2 * (20 + 28 + 36 + 39) + (0 + 8 + 16 + 19)
+    for dist in (1, 8):
+        assert gf.gather(X, idxs, 2, dist) == 2 * want
+    r = gf.measure(2_000)
+    assert r["B"] == round(gf.BATCH_FRACTION * 2_000)
+    assert all(np.isfinite(v) and v > 0 for k, v in r.items() if k.endswith("ns]") or k == "stream_ns")
