@@ -187,3 +187,14 @@ def test_tg_summarize_tables_and_figures() -> None:
     t = out.tables["exact_mh_tg_ess"].set_index(["method", "target_rate"])
     assert t.loc[("rwm+recompute", 0.4), "paper_value"] == t.loc[("rwm", 0.4), "paper_value"]
     assert t.loc[("poisson_mh", 0.4), "ess_s_med"] == 1.75  # per-coordinate mean over runs, then median
+
+
+def test_rlr_colors_pair_cached_and_recompute_rows():
+    """Fig. 1/4/8 panels: a `+recompute` row gets its cached row's colour, distinct methods distinct
+    colours (the time row used to draw recompute rows with the next colour of the cycle)."""
+    from bench.experiments.exact_mh import RECOMPUTE, rlr_colors
+
+    ms = ["mala", "mala" + RECOMPUTE, "hmc5", "hmc5" + RECOMPUTE, "poisson_mala"]
+    c = rlr_colors(ms)
+    assert set(c) == {"mala", "hmc5", "poisson_mala"}
+    assert len(set(c.values())) == 3

@@ -606,6 +606,12 @@ def mean_mse_curves(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return np.mean(ts, axis=0), np.mean(its, axis=0), mse
 
 
+def rlr_colors(methods) -> dict[str, str]:
+    """Matplotlib colour cycle entry per base method (sorted), shared by cached and `+recompute` rows."""
+    bases = sorted({base_method(m) for m in methods})
+    return {b: f"C{k % 10}" for k, b in enumerate(bases)}
+
+
 def _rlr_figures(sub: pd.DataFrame, v: str, out) -> None:
     """MSE of theta* vs time (row 1) and vs iteration (row 2) per acceptance rate, averaged over runs
     (seed 001 Figs. 1/4, 6, 7/8); HMC with 2/5/10 leapfrog steps vs time (Figs. 5, 9)."""
@@ -615,14 +621,17 @@ def _rlr_figures(sub: pd.DataFrame, v: str, out) -> None:
         return
     rates = sorted(sub["target_rate"].dropna().unique())
     fig_main, fig_hmc = RLR_FIGS.get(v, ("figure", None))
+    # one colour per base method in both rows (a `+recompute` row is its cached row, dashed)
+    colors = rlr_colors(sub["method"])
     fig, ax = plt.subplots(2, len(rates), figsize=(4.5 * len(rates), 6.5), squeeze=False)
     for j, rate in enumerate(rates):
         for m, g in sub[sub["target_rate"] == rate].groupby("method", sort=True):
             t, it, mse = mean_mse_curves(g)
             rec = base_method(m) != m
-            ax[0][j].loglog(t, mse, ls="--" if rec else "-", label=label_of(m))
+            c = colors[base_method(m)]
+            ax[0][j].loglog(t, mse, ls="--" if rec else "-", color=c, label=label_of(m))
             if not rec:  # same chain as the cached row, only slower: iteration axis identical
-                ax[1][j].loglog(it, mse, label=label_of(m))
+                ax[1][j].loglog(it, mse, color=c, label=label_of(m))
         ax[0][j].set_title(f"{v}, acceptance {rate:g}")
         ax[0][j].set_xlabel("seconds")
         ax[1][j].set_xlabel("iterations")
