@@ -207,7 +207,10 @@ def _demo_normalised(repeat: int, rounds: int = 5) -> float:
 
 
 def test_gate_trips_on_slowed_kernel_and_not_on_rerun():
-    base = {"demo": _demo_normalised(1)}
+    # baseline = the better of two independent measurements (as a baseline refresh on a quiet machine
+    # would be): one noisy-high baseline made the 4x kernel look only 2.3x slower in a CI run (load ~2,
+    # the other xdist worker sharing L3); the assertions below are unchanged
+    base = {"demo": min(_demo_normalised(1), _demo_normalised(1))}
     rerun = pc.gate({"demo": _demo_normalised(1)}, base, lambda k: {"demo": _demo_normalised(1)})
     assert rerun.passed, rerun.report()
     slowed = pc.gate({"demo": _demo_normalised(4)}, base, lambda k: {"demo": _demo_normalised(4)})
