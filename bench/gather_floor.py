@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 import samplers  # noqa: F401  (sets NUMBA_CACHE_DIR before numba is imported)
-from samplers.hotloop import prefetch2
+from samplers.hotloop import prefetch_row
 
 BATCH_FRACTION = 0.0586  # measured E[B] / N of the TG PoissonMH at N = 1e5 (docs/performance.md §4.8)
 
@@ -37,10 +37,7 @@ def gather(X, idxs, reps, dist):
         idx = idxs[r % idxs.shape[0]]
         for b in range(-min(B, dist), B):
             if b + dist < B:
-                k = idx[b + dist]
-                for c in range(0, ncol, 8):
-                    prefetch2(X, k, c)
-                prefetch2(X, k, ncol - 1)
+                prefetch_row(X, idx[b + dist])  # the kernels' own per-row prefetch
             if b >= 0:
                 i = idx[b]
                 for c in range(0, ncol, 8):
