@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
@@ -221,3 +222,55 @@ def test_rlr_tables_6_and_7(tmp_path: Path) -> None:
     assert _held(claims, "every exact minibatch method beats every full-batch") == [False] * 3
     assert _held(claims, "timed as the authors'") == [False] * 3
     assert _held(claims, "top two") == [True] * 3
+
+
+def _cells(spec: dict[str, dict[int, float]]) -> pd.DataFrame:
+    """One rate; ``spec[method][run]`` = the run's ESS/s on all 3 coordinates."""
+
+    rows = [
+        {
+            "method": m,
+            "target_rate": 0.4,
+            "run": k,
+            "accept": 0.4,
+            "step": 0.1,
+            "mean_batch": 1.0,
+            "sec_per_iter": 1e-3,
+            "ess_s": [v, v, v],
+        }
+        for m, runs in spec.items()
+        for k, v in runs.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_paired_claims_compare_common_runs_only() -> None:
+    """Records merged from several sessions: PoissonMH has runs 0-7, HMC-10 (and the recompute row) only
+    runs 0-1. Over all runs PoissonMH's mean (77.5) beats HMC-10 (20); on the two runs both have it loses
+    (10 vs 20), so the claim must not hold (the unpaired mean was the session-6 report's flaw). The
+    mirror case (PoissonMH strong in runs 0-1 only) must hold."""
+    weak_first = {k: (10.0 if k < 2 else 100.0) for k in range(8)}
+    strong_first = {k: (100.0 if k < 2 else 10.0) for k in range(8)}
+    common = {
+        "poisson_mala": dict.fromkeys(range(8), 500.0),
+        "poisson_barker": dict.fromkeys(range(8), 400.0),
+    }
+    for pm, held in ((weak_first, False), (strong_first, True)):
+        df = _cells(
+            {**common, "poisson_mh": pm, "hmc10": {0: 20.0, 1: 20.0}, "rwm+recompute": {0: 20.0, 1: 20.0}}
+        )
+        top, txt, ok = R.paired_claims(df, "ess_s")
+        assert top is True and ok is held
+        assert "on their common runs 0-1" in txt and "HMC-10" in txt
+        _, txt_a, ok_a = R.paired_claims(df, "ess_s", authors=True)
+        assert ok_a is held and "recompute" in txt_a
+    # top two is pairwise too: Poisson-MALA below HMC-10 on the runs they share flips it
+    df = _cells(
+        {
+            **common,
+            "poisson_mala": {0: 5.0, 1: 5.0, **dict.fromkeys(range(2, 8), 900.0)},
+            "poisson_mh": weak_first,
+            "hmc10": {0: 20.0, 1: 20.0},
+        }
+    )
+    assert R.paired_claims(df, "ess_s")[0] is False
