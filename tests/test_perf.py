@@ -328,3 +328,45 @@ def test_gather_floor_reads_every_row_line():
     r = gf.measure(2_000)
     assert r["B"] == round(gf.BATCH_FRACTION * 2_000)
     assert all(np.isfinite(v) and v > 0 for k, v in r.items() if k.endswith("ns]") or k == "stream_ns")
+
+
+# ============================================================================ paired (interleaved) targets
+def test_alternate_rotates_the_order_and_keeps_columns():
+    from bench.perf import alternate
+
+    calls = []
+    fns = [lambda i=i: calls.append(i) or float(10 * i + len(calls)) for i in range(3)]
+    t = alternate(fns, 3)
+    assert calls == [0, 1, 2, 1, 2, 0, 2, 0, 1]  # round r starts with fn r
+    # column i holds fn i's values whatever the order it was called in
+    assert t[1].tolist() == [6.0, 14.0, 25.0] and t.shape == (3, 3)
+
+
+def test_paired_targets_replace_single_shot_verdicts():
+    """With paired rows the efficiency / growth verdicts are their medians (a single-shot row that would
+    pass is ignored); dropping the paired efficiency below 0.6 flips the verdict (mutant)."""
+    from bench.perf import _paired_row, target_rows
+
+    single = {
+        "section": "paper",
+        "method": "poisson_mh",
+        "twin": "rwm",
+        "target": "tg",
+        "exact": True,
+        "efficiency": 0.9,
+        "efficiency_authors": 0.9,
+    }
+    for vals, met in (([0.61, 0.7, 0.65], True), ([0.5, 0.7, 0.59], False)):
+        e = _paired_row("efficiency", "poisson_mh", "tg", 100_000, np.array(vals), 0.6, le=False)
+        g = _paired_row("growth", "poisson_mh", "tg", 1_000_000, np.array([1.2, 1.6, 1.4]), 1.5, le=True)
+        df = pd.DataFrame([single, e, g])
+        rows = {r["target_name"]: r for r in target_rows(df)}
+        assert set(rows) == {
+            "efficiency>=0.6 (median of 3 paired)",
+            "growth N=1e+04->1e+06<=1.5 (median of 3 paired)",
+        }
+        eff = rows["efficiency>=0.6 (median of 3 paired)"]
+        assert eff["met"] is met and eff["value"] == np.median(vals) and eff["value_min"] == min(vals)
+        gr = rows["growth N=1e+04->1e+06<=1.5 (median of 3 paired)"]
+        assert gr["met"] is True and gr["rounds_met"] == "2/3"
+        assert json.loads(e["values"]) == vals
