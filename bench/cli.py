@@ -62,21 +62,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.accept_target is not None:
         if spec.step_param is None:
             raise ValueError(f"method {args.method!r} has no step size to tune")
-        step, acc = tune_step(args.method, problem, args.accept_target, tune_ss,
-                              **{k: v for k, v in hyper.items() if k != spec.step_param})
+        step, acc = tune_step(
+            args.method,
+            problem,
+            args.accept_target,
+            tune_ss,
+            **{k: v for k, v in hyper.items() if k != spec.step_param},
+        )
         hyper[spec.step_param] = step
         print(f"tuned {spec.step_param}={step:.6g} (pilot acceptance {acc:.3f})", file=sys.stderr)
     from tqdm import tqdm
 
-    with tqdm(total=args.iters, desc=f"{args.method} on {args.target}", unit="it",
-              disable=args.quiet, file=sys.stderr) as bar:
-        res = registry.run(args.method, problem, args.iters, chain_ss, thin=args.thin,
-                           progress=bar.update, **hyper)
+    with tqdm(
+        total=args.iters,
+        desc=f"{args.method} on {args.target}",
+        unit="it",
+        disable=args.quiet,
+        file=sys.stderr,
+    ) as bar:
+        res = registry.run(
+            args.method, problem, args.iters, chain_ss, thin=args.thin, progress=bar.update, **hyper
+        )
     from samplers.result import atomic_write_text, config_hash
 
-    cfg = {"method": args.method, "target": args.target, "scale": args.scale, "iters": args.iters,
-           "thin": args.thin, "hyper": hyper, "target_params": tparams,
-           "accept_target": args.accept_target}
+    cfg = {
+        "method": args.method,
+        "target": args.target,
+        "scale": args.scale,
+        "iters": args.iters,
+        "thin": args.thin,
+        "hyper": hyper,
+        "target_params": tparams,
+        "accept_target": args.accept_target,
+    }
     res.config_hash = config_hash(cfg)
     res.seed = f"{args.seed}:{res.seed}"
     row = res.summary()
@@ -85,8 +103,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if out.suffix == ".npz":
             res.save(out)
         elif out.suffix == ".json":
-            rec = {**row, "samples": res.samples.tolist(), "accepted": res.accepted.tolist(),
-                   "n_evals": res.n_evals.tolist()}
+            rec = {
+                **row,
+                "samples": res.samples.tolist(),
+                "accepted": res.accepted.tolist(),
+                "n_evals": res.n_evals.tolist(),
+            }
             atomic_write_text(out, json.dumps(rec, default=float))
         else:
             raise ValueError("--out must end in .npz or .json")
@@ -114,8 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--thin", type=int, default=1)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--scale", choices=("paper", "smoke"), default="smoke")
-    r.add_argument("--accept-target", type=float, default=None,
-                   help="tune the step size to this acceptance rate with pilot runs first")
+    r.add_argument(
+        "--accept-target",
+        type=float,
+        default=None,
+        help="tune the step size to this acceptance rate with pilot runs first",
+    )
     r.add_argument("--param", "-p", action="append", help="hyperparameter KEY=VALUE (repeatable)")
     r.add_argument("--target-param", "-t", action="append", help="target parameter KEY=VALUE")
     r.add_argument("--data", default=None, help="dataset name for data-backed targets")

@@ -723,9 +723,7 @@ def marginal_l2_error(counts_or_samples, card: int, p_true=None, *, counts: bool
         if c.ndim == 1:
             c = c[None, :]
         if c.ndim != 2 or c.shape[1] != card:
-            raise ValueError(
-                f"counts must have shape (V, {card}); got {np.shape(counts_or_samples)}"
-            )
+            raise ValueError(f"counts must have shape (V, {card}); got {np.shape(counts_or_samples)}")
         if np.any(c < 0) or np.any(c.sum(axis=1) <= 0):
             raise ValueError("counts must be non-negative with a positive sum in every row")
     else:
@@ -858,9 +856,7 @@ def l1_error(p_hat, p_true) -> float | np.ndarray:
     a = _finite_array(p_hat, "p_hat")
     b = _finite_array(p_true, "p_true")
     if a.shape != b.shape or a.ndim == 0:
-        raise ValueError(
-            f"p_hat and p_true must have the same non-scalar shape: {a.shape}, {b.shape}"
-        )
+        raise ValueError(f"p_hat and p_true must have the same non-scalar shape: {a.shape}, {b.shape}")
     out = np.sum(np.abs(a - b), axis=-1)
     return float(out) if out.ndim == 0 else out
 
@@ -915,9 +911,7 @@ def test_accuracy(theta_running_mean, X, y) -> float | np.ndarray:
     if xm.ndim != 2 or xm.shape[0] == 0:
         raise ValueError(f"X must have shape (N, d) with N >= 1; got {xm.shape}")
     if th.ndim not in (1, 2) or th.shape[-1] != xm.shape[1]:
-        raise ValueError(
-            f"theta must have shape ({xm.shape[1]},) or (k, {xm.shape[1]}); got {th.shape}"
-        )
+        raise ValueError(f"theta must have shape ({xm.shape[1]},) or (k, {xm.shape[1]}); got {th.shape}")
     if yv.shape != (xm.shape[0],):
         raise ValueError(f"y must have shape ({xm.shape[0]},); got {yv.shape}")
     if not np.all((yv == 0) | (yv == 1)):

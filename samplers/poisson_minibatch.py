@@ -86,6 +86,7 @@ def alias_for(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Alias table for p_i ∝ weights (validated)."""
     w = np.ascontiguousarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("minibatch weights must be a non-empty, finite, non-negative vector "
-                         "with a positive sum")
+        raise ValueError(
+            "minibatch weights must be a non-empty, finite, non-negative vector with a positive sum"
+        )
     return build_alias(w)

@@ -32,8 +32,14 @@ import numpy as np
 from numba import njit
 
 RW_GAUSS, RW_LATTICE, LANGEVIN_GAUSS, LANGEVIN_LATTICE, BARKER_GAUSS, BARKER_LATTICE = range(6)
-PROPOSAL_NAMES = ("rw_gauss", "rw_lattice", "langevin_gauss", "langevin_lattice", "barker_gauss",
-                  "barker_lattice")
+PROPOSAL_NAMES = (
+    "rw_gauss",
+    "rw_lattice",
+    "langevin_gauss",
+    "langevin_lattice",
+    "barker_gauss",
+    "barker_lattice",
+)
 
 
 # gradient modes of the full-batch gradient methods (samplers.methods.baselines ``grad=``)
@@ -100,7 +106,13 @@ def _lattice_langevin_logp(k: int, h: float, sigma: float, gj: float, K: int) ->
 
 @njit(cache=True)
 def propose(
-    prop: int, theta: np.ndarray, g: np.ndarray, sigma: float, h: float, K: int, rng,
+    prop: int,
+    theta: np.ndarray,
+    g: np.ndarray,
+    sigma: float,
+    h: float,
+    K: int,
+    rng,
     out: np.ndarray,
 ) -> None:
     """Draw theta' into ``out``."""
@@ -144,8 +156,14 @@ def propose(
 
 @njit(cache=True)
 def log_q_ratio(
-    prop: int, theta: np.ndarray, theta_p: np.ndarray, g: np.ndarray, g_p: np.ndarray,
-    sigma: float, h: float, K: int,
+    prop: int,
+    theta: np.ndarray,
+    theta_p: np.ndarray,
+    g: np.ndarray,
+    g_p: np.ndarray,
+    sigma: float,
+    h: float,
+    K: int,
 ) -> float:
     """``log q(theta', theta) - log q(theta, theta')`` (reverse minus forward)."""
     d = theta.shape[0]

@@ -59,8 +59,13 @@ def get_target(target_id: str) -> TargetSpec:
         raise ValueError(f"unknown target {target_id!r}; known: {', '.join(sorted(TARGETS))}") from None
 
 
-def build_problem(target_id: str, seed: int | np.random.SeedSequence = 0, scale: str = "paper",
-                  data: Any = None, **params: Any) -> Problem:
+def build_problem(
+    target_id: str,
+    seed: int | np.random.SeedSequence = 0,
+    scale: str = "paper",
+    data: Any = None,
+    **params: Any,
+) -> Problem:
     """Build a target at ``scale`` ("paper" = defaults, "smoke" = defaults + smoke overrides)."""
     spec = get_target(target_id)
     if scale not in ("paper", "smoke"):
@@ -70,8 +75,9 @@ def build_problem(target_id: str, seed: int | np.random.SeedSequence = 0, scale:
         kw.update(spec.smoke)
     unknown = set(params) - set(spec.defaults)
     if unknown:
-        raise ValueError(f"target {target_id!r}: unknown parameters {sorted(unknown)}; "
-                         f"accepted: {sorted(spec.defaults)}")
+        raise ValueError(
+            f"target {target_id!r}: unknown parameters {sorted(unknown)}; accepted: {sorted(spec.defaults)}"
+        )
     kw.update(params)
     if spec.data is not None:
         if data is None:
@@ -80,17 +86,28 @@ def build_problem(target_id: str, seed: int | np.random.SeedSequence = 0, scale:
     return spec.build(seed, **kw)
 
 
-def run(method_id: str, problem: Problem, n_iter: int, seed: Any, *, thin: int = 1,
-        x0: np.ndarray | None = None, progress: Callable[[int], None] | None = None,
-        **hyper: Any) -> ChainResult:
+def run(
+    method_id: str,
+    problem: Problem,
+    n_iter: int,
+    seed: Any,
+    *,
+    thin: int = 1,
+    x0: np.ndarray | None = None,
+    progress: Callable[[int], None] | None = None,
+    **hyper: Any,
+) -> ChainResult:
     """Run a registered method with its defaults overridden by ``hyper`` (unknown keys rejected)."""
     spec = get_method(method_id)
     if problem.space not in spec.spaces:
-        raise ValueError(f"method {method_id!r} applies to {spec.spaces} problems, "
-                         f"not {problem.space!r} ({problem.name})")
+        raise ValueError(
+            f"method {method_id!r} applies to {spec.spaces} problems, not {problem.space!r} ({problem.name})"
+        )
     unknown = set(hyper) - set(spec.defaults)
     if unknown:
-        raise ValueError(f"method {method_id!r}: unknown hyperparameters {sorted(unknown)}; "
-                         f"accepted: {sorted(spec.defaults)}")
+        raise ValueError(
+            f"method {method_id!r}: unknown hyperparameters {sorted(unknown)}; "
+            f"accepted: {sorted(spec.defaults)}"
+        )
     kw = {**spec.defaults, **hyper}
     return spec.run(problem, n_iter, seed, thin=thin, x0=x0, progress=progress, **kw)

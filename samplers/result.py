@@ -59,10 +59,16 @@ class ChainResult:
     def summary(self) -> dict[str, Any]:
         """Flat row for tables (no arrays)."""
         row = {
-            "method": self.method, "target": self.target, "seed": self.seed,
-            "config_hash": self.config_hash, "n_iter": self.n_iter, "thin": self.thin,
-            "accept_rate": self.accept_rate, "mean_batch": self.mean_batch,
-            "sample_seconds": self.sample_seconds, "compile_seconds": self.compile_seconds,
+            "method": self.method,
+            "target": self.target,
+            "seed": self.seed,
+            "config_hash": self.config_hash,
+            "n_iter": self.n_iter,
+            "thin": self.thin,
+            "accept_rate": self.accept_rate,
+            "mean_batch": self.mean_batch,
+            "sample_seconds": self.sample_seconds,
+            "compile_seconds": self.compile_seconds,
             "sec_per_iter": self.sample_seconds / max(self.n_iter, 1),
         }
         for k, v in self.hyper.items():
@@ -76,8 +82,19 @@ class ChainResult:
         """Write ``.npz`` (arrays) with the metadata as JSON inside, atomically."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {k: getattr(self, k) for k in ("method", "target", "seed", "n_iter", "thin",
-                                              "sample_seconds", "compile_seconds", "config_hash")}
+        meta = {
+            k: getattr(self, k)
+            for k in (
+                "method",
+                "target",
+                "seed",
+                "n_iter",
+                "thin",
+                "sample_seconds",
+                "compile_seconds",
+                "config_hash",
+            )
+        }
         meta["hyper"] = self.hyper
         arrays = {k: np.asarray(v) for k, v in self.extra.items() if isinstance(v, np.ndarray)}
         meta["extra"] = {k: v for k, v in self.extra.items() if not isinstance(v, np.ndarray)}
@@ -85,10 +102,14 @@ class ChainResult:
         os.close(fd)
         os.chmod(tmp, _umask_mode())
         try:
-            np.savez_compressed(tmp, samples=self.samples, accepted=self.accepted,
-                                n_evals=self.n_evals,
-                                meta=np.array(json.dumps(meta, default=_jsonable)),
-                                **{f"extra_{k}": v for k, v in arrays.items()})
+            np.savez_compressed(
+                tmp,
+                samples=self.samples,
+                accepted=self.accepted,
+                n_evals=self.n_evals,
+                meta=np.array(json.dumps(meta, default=_jsonable)),
+                **{f"extra_{k}": v for k, v in arrays.items()},
+            )
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
@@ -101,8 +122,9 @@ class ChainResult:
             meta = json.loads(str(z["meta"]))
             extra = dict(meta.pop("extra"))
             extra.update({k[6:]: z[k] for k in z.files if k.startswith("extra_")})
-            return cls(samples=z["samples"], accepted=z["accepted"], n_evals=z["n_evals"],
-                       extra=extra, **meta)
+            return cls(
+                samples=z["samples"], accepted=z["accepted"], n_evals=z["n_evals"], extra=extra, **meta
+            )
 
 
 def _umask_mode() -> int:

@@ -22,9 +22,7 @@ _COMPILED: set[tuple[int, str]] = set()
 Progress = Callable[[int], None] | None
 
 
-def as_generator(seed: int | np.random.SeedSequence | np.random.Generator) -> tuple[
-    np.random.Generator, str
-]:
+def as_generator(seed: int | np.random.SeedSequence | np.random.Generator) -> tuple[np.random.Generator, str]:
     """Generator + a printable seed (entropy and spawn key) for the result row."""
     if isinstance(seed, np.random.Generator):
         ss = seed.bit_generator.seed_seq
@@ -116,9 +114,19 @@ def drive(
     samples, accepted, n_evals = cat[:3]
     if samples.dtype.kind == "f" and not np.all(np.isfinite(samples)):
         raise FloatingPointError(f"{method}: chain produced NaN/inf states")
-    res = ChainResult(method=method, target=problem.name, seed=seed_str, n_iter=int(n_iter),
-                      thin=int(thin), samples=samples, accepted=accepted, n_evals=n_evals,
-                      sample_seconds=elapsed, compile_seconds=compile_s, hyper=dict(hyper or {}))
+    res = ChainResult(
+        method=method,
+        target=problem.name,
+        seed=seed_str,
+        n_iter=int(n_iter),
+        thin=int(thin),
+        samples=samples,
+        accepted=accepted,
+        n_evals=n_evals,
+        sample_seconds=elapsed,
+        compile_seconds=compile_s,
+        hyper=dict(hyper or {}),
+    )
     for k, arr in enumerate(cat[3:]):
         res.extra[f"trace_{k}"] = arr
     if finalize is not None:

@@ -47,8 +47,9 @@ def tune_step(
     state: dict[str, Any] = {"x0": None}
 
     def pilot(step: float) -> float:
-        res = registry.run(method_id, problem, pilot_iters, next(children), x0=state["x0"],
-                           **{key: step}, **hyper)
+        res = registry.run(
+            method_id, problem, pilot_iters, next(children), x0=state["x0"], **{key: step}, **hyper
+        )
         last = res.extra.get("final_state")
         if last is None and res.samples.shape[0]:
             last = res.samples[-1]

@@ -54,8 +54,7 @@ CASES = {
 @pytest.mark.parametrize("method", list(CASES))
 def test_kernel_matches_known_moments(method, box_problem):
     mean, second = _truncated_moments(box_problem)
-    res = registry.run(method, box_problem, 40_000, np.random.SeedSequence(2024),
-                       **CASES[method])
+    res = registry.run(method, box_problem, 40_000, np.random.SeedSequence(2024), **CASES[method])
     z = z_scores(res.samples[2000:], mean, second)
     thr = threshold(z.size)
     assert np.all(np.abs(z) < thr), f"{method}: z={z}, threshold {thr:.2f}"
@@ -66,8 +65,14 @@ def test_unadjusted_langevin_is_caught(box_problem):
     """Negative control: MALA without the MH step (= full-batch SGLD, i.e. ULA) at the same step
     must fail the same z-test (bias from the discretisation and from leaving the box)."""
     mean, second = _truncated_moments(box_problem)
-    res = registry.run("sgld", box_problem, 40_000, np.random.SeedSequence(2024), step=0.12,
-                       batch=box_problem.model.X.shape[0])
+    res = registry.run(
+        "sgld",
+        box_problem,
+        40_000,
+        np.random.SeedSequence(2024),
+        step=0.12,
+        batch=box_problem.model.X.shape[0],
+    )
     z = z_scores(res.samples[2000:], mean, second)
     assert np.any(np.abs(z) > threshold(z.size)), z
 
@@ -108,8 +113,17 @@ def test_same_seed_is_bit_identical_and_chunking_does_not_matter(box_problem):
     from samplers.kernels import mh
     from samplers.run import drive
 
-    one = drive("mala", box_problem, 3000, 7, mh.mh_init, (2, 0.0), mh.mh_sample,
-                (2, 0.05, 0.0, 3, False, 0.0), n_chunks=1)
+    one = drive(
+        "mala",
+        box_problem,
+        3000,
+        7,
+        mh.mh_init,
+        (2, 0.0),
+        mh.mh_sample,
+        (2, 0.05, 0.0, 3, False, 0.0),
+        n_chunks=1,
+    )
     np.testing.assert_array_equal(a.samples, one.samples)
     s1 = registry.run("sgld", box_problem, 500, 3, step=0.01, batch=10)
     s2 = registry.run("sgld", box_problem, 500, 3, step=0.01, batch=10)
@@ -201,9 +215,15 @@ def test_registry_lists_the_six_baselines():
     assert registry.get_method("sgld").exact is False
 
 
-@pytest.mark.parametrize("method,hyper", [("rwm", {"step": 0.05}), ("mala", {"step": 0.05}),
-                                          ("barker", {"step": 0.05}),
-                                          ("hmc", {"step": 0.02, "n_leapfrog": 3})])
+@pytest.mark.parametrize(
+    "method,hyper",
+    [
+        ("rwm", {"step": 0.05}),
+        ("mala", {"step": 0.05}),
+        ("barker", {"step": 0.05}),
+        ("hmc", {"step": 0.02, "n_leapfrog": 3}),
+    ],
+)
 def test_authors_recompute_variant_is_the_same_chain_at_double_cost(box_problem, method, hyper):
     """energy="recompute" (the seed-001 authors' uncached full-batch code) gives the cached chain bit
     for bit and counts N more data evaluations per iteration; a bad mode is a clear error."""
@@ -217,8 +237,10 @@ def test_authors_recompute_variant_is_the_same_chain_at_double_cost(box_problem,
         registry.run(method, box_problem, 10, 4, energy="uncached", **hyper)
 
 
-@pytest.mark.parametrize("method,hyper", [("mala", {"step": 0.05}), ("barker", {"step": 0.05}),
-                                          ("hmc", {"step": 0.02, "n_leapfrog": 3})])
+@pytest.mark.parametrize(
+    "method,hyper",
+    [("mala", {"step": 0.05}), ("barker", {"step": 0.05}), ("hmc", {"step": 0.02, "n_leapfrog": 3})],
+)
 def test_authors_gradient_setting(box_problem, method, hyper):
     """grad="exact" is the default chain bit for bit; "normalized" / "authors" (the seed-001 authors'
     2 g/||g||, Barker with the sign of grad U; notes §9.1-9.2) change the chain and are recorded;

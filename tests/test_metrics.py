@@ -216,9 +216,7 @@ def julia_ess_reference(x: np.ndarray, maxlag: int = 250) -> float:
     rho_even = rho(k) if maxlag > 1 else 0.0
     tau = max(0.0, 2 * total + max(0.0, rho_even) - 1)
     ntotal = 2 * niter
-    return (
-        min(ntotal / tau, ntotal * math.log10(ntotal)) if tau > 0 else ntotal * math.log10(ntotal)
-    )
+    return min(ntotal / tau, ntotal * math.log10(ntotal)) if tau > 0 else ntotal * math.log10(ntotal)
 
 
 @pytest.mark.parametrize(

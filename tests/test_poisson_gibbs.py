@@ -30,8 +30,7 @@ def _pg_kvm(fg, lam, mutant, seed):
     prob, alias, Lam, arate, bufsize = PG.poisson_gibbs_tables(fg, lam)
 
     def sample_row(s, rng):
-        Y = E.repeat_poisson_gibbs_step(fg, X[s].copy(), prob, alias, Lam, arate, bufsize, rng, REPS,
-                                        mutant)
+        Y = E.repeat_poisson_gibbs_step(fg, X[s].copy(), prob, alias, Lam, arate, bufsize, rng, REPS, mutant)
         return graph_counts(fg.card, Y)
 
     return kernel_vs_matrix(P, sample_row, REPS, seed, ALPHA)

@@ -86,7 +86,7 @@ def test_kernel_steps_match_closed_form_per_site_envelope(spin):
     steps = np.asarray(res.extra["trace_1"], dtype=float)
     prev = np.vstack([x0[None, :], res.samples[:-1]])
     S, T = spin_energy_terms(m, prev)
-    M_site = np.array([m.M[m.ptr[i]:m.ptr[i + 1]].sum() for i in range(m.n)])
+    M_site = np.array([m.M[m.ptr[i] : m.ptr[i + 1]].sum() for i in range(m.n)])
     L = float(spin.meta["L"])
 
     def z(envelope):

@@ -42,10 +42,14 @@ def test_interpolation_error_within_bernstein_bound():
     assert all(r["holds"] for r in rows)
 
 
-@pytest.mark.parametrize("method,dm,dk,mutant,ok", [
-    ("pgda", 2, 6, 0, True), ("pgits", 3, 10, 0, True),
-    ("pgits", 1, 1, CG.MUT_NO_CORRECTION, False),
-])
+@pytest.mark.parametrize(
+    "method,dm,dk,mutant,ok",
+    [
+        ("pgda", 2, 6, 0, True),
+        ("pgits", 3, 10, 0, True),
+        ("pgits", 1, 1, CG.MUT_NO_CORRECTION, False),
+    ],
+)
 def test_continuous_kernel_keeps_pi(method, dm, dk, mutant, ok):
     """From 8000 exact draws of the 2-variable spin model, 3 kernel steps; KS of both coordinates
     against the exact marginal (Bonferroni over 2: alpha 1e-4)."""
@@ -55,8 +59,9 @@ def test_continuous_kernel_keeps_pi(method, dm, dk, mutant, ok):
     tables = CG.continuous_tables(prob.model, 2 * L, L)
     rng = np.random.default_rng(3)
     X0 = V.spin_pair_exact(coupling, rng, 8000)
-    Y = V.repeat_continuous_from(prob.model, X0, *tables, max(dm, dk), CG.METHOD_IDS[method], dm, dk,
-                                 3, rng, mutant)
+    Y = V.repeat_continuous_from(
+        prob.model, X0, *tables, max(dm, dk), CG.METHOD_IDS[method], dm, dk, 3, rng, mutant
+    )
     cdf = V.spin_pair_marginal_cdf(coupling)
     p = min(stats.kstest(Y[:, j], cdf).pvalue for j in range(2))
     assert (p > 0.5e-4) == ok, p

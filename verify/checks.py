@@ -20,8 +20,7 @@ from typing import Any
 
 THEORY_COLUMNS = ["check", "paper", "theorem", "params", "bound", "measured", "holds", "slack"]
 CLAIM_COLUMNS = ["claim_id", "paper", "statement", "evidence", "measured", "holds"]
-EXACT_COLUMNS = ["check", "paper", "method", "target", "statistic", "value", "threshold", "passed",
-                 "detail"]
+EXACT_COLUMNS = ["check", "paper", "method", "target", "statistic", "value", "threshold", "passed", "detail"]
 
 
 @dataclass(frozen=True)

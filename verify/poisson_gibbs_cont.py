@@ -51,8 +51,23 @@ def spin_pair_marginal_cdf(coupling: float):
 
 
 @njit(cache=True)
-def repeat_continuous_from(m, X0, prob, alias, Lam, arate, Msum, bufsize: int, maxdeg: int,
-                           method: int, deg_m: int, deg_k: int, n_steps: int, rng, mutant: int):
+def repeat_continuous_from(
+    m,
+    X0,
+    prob,
+    alias,
+    Lam,
+    arate,
+    Msum,
+    bufsize: int,
+    maxdeg: int,
+    method: int,
+    deg_m: int,
+    deg_k: int,
+    n_steps: int,
+    rng,
+    mutant: int,
+):
     """For each row of X0 run ``n_steps`` random-scan steps of ``continuous_gibbs_step``."""
     st = CG.continuous_gibbs_init(m, X0[0], prob, alias, Lam, arate, Msum, bufsize, maxdeg)
     x, prob, alias, Lam, arate, Msum, buf, cnt, touched, tcount, nodes, vals, c1, c2, G = st
@@ -62,8 +77,31 @@ def repeat_continuous_from(m, X0, prob, alias, Lam, arate, Msum, bufsize: int, m
         for _ in range(n_steps):
             i = rng.integers(0, m.n)
             _, _, _, _, _, buf = CG.continuous_gibbs_step(
-                m, x, prob, alias, Lam, arate, Msum, buf, cnt, touched, tcount, nodes, vals, c1, c2,
-                G, i, rng, method, deg_m, deg_k, 0.0, 100000, mutant)
+                m,
+                x,
+                prob,
+                alias,
+                Lam,
+                arate,
+                Msum,
+                buf,
+                cnt,
+                touched,
+                tcount,
+                nodes,
+                vals,
+                c1,
+                c2,
+                G,
+                i,
+                rng,
+                method,
+                deg_m,
+                deg_k,
+                0.0,
+                100000,
+                mutant,
+            )
         out[r] = x
     return out
 
@@ -78,23 +116,48 @@ def stationarity_rows(quick: bool) -> list[dict]:
     tables = CG.continuous_tables(m, lam, L)
     cdf = spin_pair_marginal_cdf(coupling)
     rng = np.random.default_rng(77)
-    cases = [("gibbs_its", 3, 10, 0), ("gibbs_da", 2, 6, 0), ("pgits", 3, 10, 0), ("pgda", 2, 6, 0),
-             ("pgits", 1, 1, CG.MUT_NO_CORRECTION), ("gibbs_rejection", 3, 10, 0),
-             ("pg_rejection", 3, 10, 0)]
+    cases = [
+        ("gibbs_its", 3, 10, 0),
+        ("gibbs_da", 2, 6, 0),
+        ("pgits", 3, 10, 0),
+        ("pgda", 2, 6, 0),
+        ("pgits", 1, 1, CG.MUT_NO_CORRECTION),
+        ("gibbs_rejection", 3, 10, 0),
+        ("pg_rejection", 3, 10, 0),
+    ]
     thr = ALPHA / (2 * len(cases))
     rows = []
     for mid, dm, dk, mut in cases:
         X0 = spin_pair_exact(coupling, rng, reps)
-        Y = repeat_continuous_from(m, X0, *tables, max(dm, dk), CG.METHOD_IDS[mid], dm, dk, 3,
-                                   np.random.default_rng(rng.integers(2**63)), mut)
+        Y = repeat_continuous_from(
+            m,
+            X0,
+            *tables,
+            max(dm, dk),
+            CG.METHOD_IDS[mid],
+            dm,
+            dk,
+            3,
+            np.random.default_rng(rng.integers(2**63)),
+            mut,
+        )
         p = min(stats.kstest(Y[:, j], cdf).pvalue for j in range(2))
         ok = p > thr
         name = mid if mut == 0 else f"{mid}[mutant=no-MH-correction, m=1]"
-        rows.append({"check": "continuous_stationarity", "paper": PAPER, "method": name,
-                     "target": "spin_pair", "statistic": "min KS p-value of 3 steps from exact pi"
-                     + ("" if mut == 0 else " (MUTANT: must be < threshold)"),
-                     "value": float(p), "threshold": thr, "passed": bool(ok if mut == 0 else not ok),
-                     "detail": f"{reps} exact starts, m={dm}, k={dk}, lambda=2L={lam:.2f}"})
+        rows.append(
+            {
+                "check": "continuous_stationarity",
+                "paper": PAPER,
+                "method": name,
+                "target": "spin_pair",
+                "statistic": "min KS p-value of 3 steps from exact pi"
+                + ("" if mut == 0 else " (MUTANT: must be < threshold)"),
+                "value": float(p),
+                "threshold": thr,
+                "passed": bool(ok if mut == 0 else not ok),
+                "detail": f"{reps} exact starts, m={dm}, k={dk}, lambda=2L={lam:.2f}",
+            }
+        )
     return rows
 
 
@@ -123,9 +186,18 @@ def thm3_rows(quick: bool) -> list[dict]:
             c = C.interpolate(f, m)
             err = float(np.max(np.abs(C.evaluate(c, t) - f(t))))
             bound = float(np.min(4 * Vs * rhos ** (-m) / (rhos - 1)))
-            rows.append({"check": "thm3_chebyshev", "paper": PAPER, "theorem": "Thm 3 (ATAP 8.2)",
-                         "params": f"f={name}, m={m}", "bound": bound, "measured": err,
-                         "holds": bool(err <= bound), "slack": bound - err})
+            rows.append(
+                {
+                    "check": "thm3_chebyshev",
+                    "paper": PAPER,
+                    "theorem": "Thm 3 (ATAP 8.2)",
+                    "params": f"f={name}, m={m}",
+                    "bound": bound,
+                    "measured": err,
+                    "holds": bool(err <= bound),
+                    "slack": bound - err,
+                }
+            )
     return rows
 
 
@@ -143,8 +215,17 @@ def _nodes01(deg: int) -> np.ndarray:
     return 0.5 * (np.cos(np.pi * np.arange(deg + 1) / deg) + 1.0)
 
 
-def one_var_kernel_gap(w: np.ndarray, c: np.ndarray, M: np.ndarray, lam: float, method: str,
-                       dm: int, dk: int, G: int, tail: float = 1e-10) -> tuple[float, float]:
+def one_var_kernel_gap(
+    w: np.ndarray,
+    c: np.ndarray,
+    M: np.ndarray,
+    lam: float,
+    method: str,
+    dm: int,
+    dk: int,
+    G: int,
+    tail: float = 1e-10,
+) -> tuple[float, float]:
     """Spectral gap (and max neglected Poisson mass) of PGITS / PGDA for x in [0, 1] with factors
     phi_k(x) = w_k (c_k x + 1) and bounds M_k, by Nystrom on a G-point midpoint grid (all Poisson
     count configurations at once)."""
@@ -215,20 +296,30 @@ def thm45_rows(quick: bool) -> list[dict]:
                 gap, neg = one_var_kernel_gap(w0, c, Mell, lam, method, dm, dk, G)
                 if method == "pgits":
                     bound = (1 - 8 * np.exp(L) * rho ** (-dm / 2) / np.sqrt(rho - 1)) * np.exp(
-                        -4 * L * L / lam)
+                        -4 * L * L / lam
+                    )
                     thm = "Thm 5 (PGITS)"
                     ok_assump = lam >= 2 * L
                 else:
                     sr = np.sqrt(rho)
                     F = 4 * np.exp(8 * L) * rho ** (-dk / 2) / (sr - 1) + np.expm1(
-                        16 * L * rho ** (-dm / 2) / (sr - 1))
+                        16 * L * rho ** (-dm / 2) / (sr - 1)
+                    )
                     bound = (1 - 4 * np.sqrt(F)) * np.exp(-4 * L * L / lam)
                     thm = "Thm 4 (PGDA)"
                     ok_assump = lam * np.log(2) >= 4 * L and 4 * rho ** (-dm / 2) <= sr - 1
-                rows.append({"check": "thm45_gap_ratio", "paper": PAPER, "theorem": thm,
-                             "params": f"1 variable, 3 linear factors, rho={rho}, L={L:.3f}, "
-                                       f"lambda={lam_mult}L, m={dm}, k={dk}, grid {G}, "
-                                       f"assumptions {'met' if ok_assump else 'NOT met'}",
-                             "bound": float(bound), "measured": gap,
-                             "holds": bool(gap >= bound - 1e-6), "slack": float(gap - bound)})
+                rows.append(
+                    {
+                        "check": "thm45_gap_ratio",
+                        "paper": PAPER,
+                        "theorem": thm,
+                        "params": f"1 variable, 3 linear factors, rho={rho}, L={L:.3f}, "
+                        f"lambda={lam_mult}L, m={dm}, k={dk}, grid {G}, "
+                        f"assumptions {'met' if ok_assump else 'NOT met'}",
+                        "bound": float(bound),
+                        "measured": gap,
+                        "holds": bool(gap >= bound - 1e-6),
+                        "slack": float(gap - bound),
+                    }
+                )
     return rows

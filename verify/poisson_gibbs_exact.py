@@ -32,8 +32,8 @@ def _factor_tables(fg: FactorGraph) -> list[tuple[np.ndarray, np.ndarray]]:
     """[(vars, table as an ndarray over those vars)] read C-ordered from ``fg.tables``."""
     out = []
     for f in range(fg.M.shape[0]):
-        vs = fg.fac_vars[fg.fac_ptr[f]:fg.fac_ptr[f + 1]]
-        tab = fg.tables[fg.tab_ptr[f]:fg.tab_ptr[f + 1]].reshape([int(fg.card[v]) for v in vs])
+        vs = fg.fac_vars[fg.fac_ptr[f] : fg.fac_ptr[f + 1]]
+        tab = fg.tables[fg.tab_ptr[f] : fg.tab_ptr[f + 1]].reshape([int(fg.card[v]) for v in vs])
         out.append((vs, tab))
     return out
 
@@ -45,8 +45,10 @@ def _phi(tabs, f: int, x: np.ndarray) -> float:
 
 def _local_factors(fg: FactorGraph, i: int) -> np.ndarray:
     """A[i] from the factor variable lists (not from the kernels' CSR)."""
-    return np.array([f for f in range(fg.M.shape[0])
-                     if i in fg.fac_vars[fg.fac_ptr[f]:fg.fac_ptr[f + 1]]], dtype=np.int64)
+    return np.array(
+        [f for f in range(fg.M.shape[0]) if i in fg.fac_vars[fg.fac_ptr[f] : fg.fac_ptr[f + 1]]],
+        dtype=np.int64,
+    )
 
 
 def local_max_energy_np(fg: FactorGraph) -> float:
@@ -54,8 +56,9 @@ def local_max_energy_np(fg: FactorGraph) -> float:
 
 
 # ============================================================================ exact matrices
-def poisson_gibbs_matrix(fg: FactorGraph, lam: float, L: float | None = None,
-                         tail: float = 1e-12) -> tuple[np.ndarray, np.ndarray, float]:
+def poisson_gibbs_matrix(
+    fg: FactorGraph, lam: float, L: float | None = None, tail: float = 1e-12
+) -> tuple[np.ndarray, np.ndarray, float]:
     """(P, log pi, max neglected Poisson mass) of random-scan Poisson-Gibbs."""
     X, U = factor_graph_log_joint(fg)
     S = X.shape[0]
@@ -74,8 +77,9 @@ def poisson_gibbs_matrix(fg: FactorGraph, lam: float, L: float | None = None,
             js = state_index(fg.card, Y)
             rates = a + np.array([_phi(tabs, f, x) for f in Af])
             en = enumerate_poisson_counts(rates, tail=tail)
-            W = np.array([[np.log1p(_phi(tabs, f, Y[v]) / a[k]) for v in range(D)]
-                          for k, f in enumerate(Af)])  # (|A_i|, D)
+            W = np.array(
+                [[np.log1p(_phi(tabs, f, Y[v]) / a[k]) for v in range(D)] for k, f in enumerate(Af)]
+            )  # (|A_i|, D)
             lg = en.counts @ W
             ps = np.exp(lg - logsumexp(lg, axis=1, keepdims=True))
             row = en.probs @ ps
@@ -85,8 +89,9 @@ def poisson_gibbs_matrix(fg: FactorGraph, lam: float, L: float | None = None,
     return P, U, worst
 
 
-def mgpmh_matrix(fg: FactorGraph, lam: float, L: float | None = None, tail: float = 1e-12,
-                 correct: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+def mgpmh_matrix(
+    fg: FactorGraph, lam: float, L: float | None = None, tail: float = 1e-12, correct: bool = True
+) -> tuple[np.ndarray, np.ndarray, float]:
     """(P, log pi, max neglected mass) of random-scan MGPMH (reconstruction); ``correct=False``:
     the biased chain that accepts every minibatch-Gibbs proposal."""
     X, U = factor_graph_log_joint(fg)
@@ -125,8 +130,9 @@ def mgpmh_proposal_matrix(fg: FactorGraph, lam: float) -> np.ndarray:
     return mgpmh_matrix(fg, lam, correct=False)[0]
 
 
-def poisson_mh_lattice_matrix(phi: np.ndarray, M: np.ndarray, lam: float,
-                              tail: float = 1e-12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def poisson_mh_lattice_matrix(
+    phi: np.ndarray, M: np.ndarray, lam: float, tail: float = 1e-12
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Poisson-MH (seed 000 App. D) on states 0..S-1 with N factors ``phi`` (N, S) in [0, M],
     proposal +-1 w.p. 1/2 each (moves off the lattice rejected), L = sum M (global).
     Returns (P_poisson_mh, P_mh, log pi)."""
@@ -150,32 +156,38 @@ def poisson_mh_lattice_matrix(phi: np.ndarray, M: np.ndarray, lam: float,
 
 # ============================================================================ njit repeat loops
 @njit(cache=True)
-def repeat_poisson_gibbs_step(fg: FactorGraph, x0, prob, alias, Lam, arate, bufsize: int, rng,
-                              reps: int, mutant: int):
+def repeat_poisson_gibbs_step(
+    fg: FactorGraph, x0, prob, alias, Lam, arate, bufsize: int, rng, reps: int, mutant: int
+):
     """``reps`` independent one-step random-scan transitions of ``poisson_gibbs_step`` from x0."""
     x, prob, alias, Lam, arate, buf, cnt, touched, logits = PG.poisson_gibbs_init(
-        fg, x0, prob, alias, Lam, arate, bufsize)
+        fg, x0, prob, alias, Lam, arate, bufsize
+    )
     out = np.empty((reps, fg.n), dtype=np.int64)
     for r in range(reps):
         x[:] = x0
         i = rng.integers(0, fg.n)
-        _, _, _, buf = PG.poisson_gibbs_step(fg, x, prob, alias, Lam, arate, buf, cnt, touched,
-                                             logits, i, rng, mutant)
+        _, _, _, buf = PG.poisson_gibbs_step(
+            fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant
+        )
         out[r] = x
     return out
 
 
 @njit(cache=True)
-def repeat_mgpmh_step(fg: FactorGraph, x0, prob, alias, Lam, arate, bufsize: int, rng, reps: int,
-                      mutant: int):
+def repeat_mgpmh_step(
+    fg: FactorGraph, x0, prob, alias, Lam, arate, bufsize: int, rng, reps: int, mutant: int
+):
     x, prob, alias, Lam, arate, buf, cnt, touched, logits = MG.mgpmh_init(
-        fg, x0, prob, alias, Lam, arate, bufsize)
+        fg, x0, prob, alias, Lam, arate, bufsize
+    )
     out = np.empty((reps, fg.n), dtype=np.int64)
     for r in range(reps):
         x[:] = x0
         i = rng.integers(0, fg.n)
-        _, _, _, buf = MG.mgpmh_step(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i,
-                                     rng, mutant)
+        _, _, _, buf = MG.mgpmh_step(
+            fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, mutant
+        )
         out[r] = x
     return out
 
@@ -194,8 +206,9 @@ def _tilted_estimate(fg: FactorGraph, x, grate, rng) -> float:
 
 
 @njit(cache=True)
-def stationary_start_min_gibbs(fg: FactorGraph, X0, gprob, galias, grate, glam: float,
-                               n_steps: int, rng, mutant: int):
+def stationary_start_min_gibbs(
+    fg: FactorGraph, X0, gprob, galias, grate, glam: float, n_steps: int, rng, mutant: int
+):
     """From exact augmented-stationary draws (x ~ pi given as rows of X0, eps ~ tilted), run
     ``n_steps`` MIN-Gibbs steps; the final x must again be distributed as pi."""
     reps = X0.shape[0]
@@ -212,8 +225,22 @@ def stationary_start_min_gibbs(fg: FactorGraph, X0, gprob, galias, grate, glam: 
 
 
 @njit(cache=True)
-def stationary_start_doublemin(fg: FactorGraph, X0, prob, alias, Lam, arate, bufsize: int, gprob,
-                               galias, grate, glam: float, n_steps: int, rng, mutant: int):
+def stationary_start_doublemin(
+    fg: FactorGraph,
+    X0,
+    prob,
+    alias,
+    Lam,
+    arate,
+    bufsize: int,
+    gprob,
+    galias,
+    grate,
+    glam: float,
+    n_steps: int,
+    rng,
+    mutant: int,
+):
     reps = X0.shape[0]
     st = DM.doublemin_gibbs_init(fg, X0[0], prob, alias, Lam, arate, bufsize, gprob, galias, grate)
     x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits, gprob, galias, grate = st
@@ -223,8 +250,25 @@ def stationary_start_doublemin(fg: FactorGraph, X0, prob, alias, Lam, arate, buf
         eps[0] = _tilted_estimate(fg, x, grate, rng)
         for _ in range(n_steps):
             i = rng.integers(0, fg.n)
-            _, _, _, _, buf = DM.doublemin_gibbs_step(fg, x, eps, prob, alias, Lam, arate, buf,
-                                                      cnt, touched, logits, gprob, galias, grate,
-                                                      glam, i, rng, mutant)
+            _, _, _, _, buf = DM.doublemin_gibbs_step(
+                fg,
+                x,
+                eps,
+                prob,
+                alias,
+                Lam,
+                arate,
+                buf,
+                cnt,
+                touched,
+                logits,
+                gprob,
+                galias,
+                grate,
+                glam,
+                i,
+                rng,
+                mutant,
+            )
         out[r] = x
     return out

@@ -79,15 +79,31 @@ def advance_gibbs(fg: FactorGraph, x, counter, logits, counts, last, t0: int, t1
 
 
 @njit(cache=True)
-def advance_pg(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, counts, last,
-               t0: int, t1: int, rng):
+def advance_pg(
+    fg: FactorGraph,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    counts,
+    last,
+    t0: int,
+    t1: int,
+    rng,
+):
     ne = 0
     nb = 0
     for t in range(t0 + 1, t1 + 1):
         i = rng.integers(0, fg.n)
         old = x[i]
-        e, B, _, buf = PG.poisson_gibbs_step(fg, x, prob, alias, Lam, arate, buf, cnt, touched,
-                                             logits, i, rng, 0)
+        e, B, _, buf = PG.poisson_gibbs_step(
+            fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, 0
+        )
         ne += e
         nb += B
         _move(counts, last, i, old, x[i], t)
@@ -95,15 +111,29 @@ def advance_pg(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, l
 
 
 @njit(cache=True)
-def advance_mgpmh(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched, logits, counts,
-                  last, t0: int, t1: int, rng):
+def advance_mgpmh(
+    fg: FactorGraph,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    counts,
+    last,
+    t0: int,
+    t1: int,
+    rng,
+):
     ne = 0
     nb = 0
     for t in range(t0 + 1, t1 + 1):
         i = rng.integers(0, fg.n)
         old = x[i]
-        _, e, B, buf = MG.mgpmh_step(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i,
-                                     rng, 0)
+        _, e, B, buf = MG.mgpmh_step(fg, x, prob, alias, Lam, arate, buf, cnt, touched, logits, i, rng, 0)
         ne += e
         nb += B
         _move(counts, last, i, old, x[i], t)
@@ -111,8 +141,9 @@ def advance_mgpmh(fg: FactorGraph, x, prob, alias, Lam, arate, buf, cnt, touched
 
 
 @njit(cache=True)
-def advance_min(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, counts, last,
-                t0: int, t1: int, rng):
+def advance_min(
+    fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: float, counts, last, t0: int, t1: int, rng
+):
     """MIN-Gibbs via the real ``min_gibbs_step``; returns (global factor draws, same)."""
     ne = 0
     for t in range(t0 + 1, t1 + 1):
@@ -124,16 +155,53 @@ def advance_min(fg: FactorGraph, x, eps, gprob, galias, grate, logits, glam: flo
 
 
 @njit(cache=True)
-def advance_doublemin(fg: FactorGraph, x, eps, prob, alias, Lam, arate, buf, cnt, touched, logits,
-                      gprob, galias, grate, glam: float, counts, last, t0: int, t1: int, rng):
+def advance_doublemin(
+    fg: FactorGraph,
+    x,
+    eps,
+    prob,
+    alias,
+    Lam,
+    arate,
+    buf,
+    cnt,
+    touched,
+    logits,
+    gprob,
+    galias,
+    grate,
+    glam: float,
+    counts,
+    last,
+    t0: int,
+    t1: int,
+    rng,
+):
     ne = 0
     nb = 0
     for t in range(t0 + 1, t1 + 1):
         i = rng.integers(0, fg.n)
         old = x[i]
-        _, e, B, _, buf = DM.doublemin_gibbs_step(fg, x, eps, prob, alias, Lam, arate, buf, cnt,
-                                                  touched, logits, gprob, galias, grate, glam, i,
-                                                  rng, 0)
+        _, e, B, _, buf = DM.doublemin_gibbs_step(
+            fg,
+            x,
+            eps,
+            prob,
+            alias,
+            Lam,
+            arate,
+            buf,
+            cnt,
+            touched,
+            logits,
+            gprob,
+            galias,
+            grate,
+            glam,
+            i,
+            rng,
+            0,
+        )
         ne += e
         nb += B
         _move(counts, last, i, old, x[i], t)
@@ -147,9 +215,35 @@ def _bin(v: float, lo: float, hi: float, nb: int) -> int:
 
 
 @njit(cache=True)
-def advance_continuous(m, x, prob, alias, Lam, arate, Msum, buf, cnt, touched, tcount, nodes, vals,
-                       c1, c2, Gb, method: int, deg_m: int, deg_k: int, log_offset: float,
-                       max_steps: int, counts, last, nbins: int, t0: int, t1: int, rng):
+def advance_continuous(
+    m,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    Msum,
+    buf,
+    cnt,
+    touched,
+    tcount,
+    nodes,
+    vals,
+    c1,
+    c2,
+    Gb,
+    method: int,
+    deg_m: int,
+    deg_k: int,
+    log_offset: float,
+    max_steps: int,
+    counts,
+    last,
+    nbins: int,
+    t0: int,
+    t1: int,
+    rng,
+):
     ne = 0
     nb = 0
     nsteps = 0
@@ -157,8 +251,31 @@ def advance_continuous(m, x, prob, alias, Lam, arate, Msum, buf, cnt, touched, t
         i = rng.integers(0, m.n)
         old = _bin(x[i], m.lo, m.hi, nbins)
         _, e, B, st, _, buf = CG.continuous_gibbs_step(
-            m, x, prob, alias, Lam, arate, Msum, buf, cnt, touched, tcount, nodes, vals, c1, c2, Gb,
-            i, rng, method, deg_m, deg_k, log_offset, max_steps, 0)
+            m,
+            x,
+            prob,
+            alias,
+            Lam,
+            arate,
+            Msum,
+            buf,
+            cnt,
+            touched,
+            tcount,
+            nodes,
+            vals,
+            c1,
+            c2,
+            Gb,
+            i,
+            rng,
+            method,
+            deg_m,
+            deg_k,
+            log_offset,
+            max_steps,
+            0,
+        )
         ne += e
         nb += B
         nsteps += st
@@ -187,13 +304,22 @@ PAPER_FACTORS = {"pg_0.1": 7.0, "pg_1": 28.0, "pg_5": 132.0}
 
 
 def _potts_settings(rows: int, n_iter: int, dmin_iter: int, reps: int, n_points: int) -> dict:
-    return {"rows": rows, "n_iter": n_iter, "dmin_1e4_iter": dmin_iter, "replicates": reps,
-            "n_points": n_points, "methods": list(POTTS_METHODS)}
+    return {
+        "rows": rows,
+        "n_iter": n_iter,
+        "dmin_1e4_iter": dmin_iter,
+        "replicates": reps,
+        "n_points": n_points,
+        "methods": list(POTTS_METHODS),
+    }
 
 
 def potts_cells(settings: dict) -> list[dict]:
-    return [{"cell": f"{m}__r{r}", "label": m, "rep": r} for r in range(settings["replicates"])
-            for m in settings["methods"]]
+    return [
+        {"cell": f"{m}__r{r}", "label": m, "rep": r}
+        for r in range(settings["replicates"])
+        for m in settings["methods"]
+    ]
 
 
 def run_potts_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[dict]:
@@ -229,8 +355,9 @@ def run_potts_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list
     elif method == "mgpmh":
         p_, a_, Msum = PG.build_local_tables(fg, 1.0)
         Lam = lam * Msum / L
-        st = MG.mgpmh_init(fg, x, p_, a_, Lam, lam * fg.M / L,
-                           PG.candidate_buffer_for(float(Lam.max())).shape[0])
+        st = MG.mgpmh_init(
+            fg, x, p_, a_, Lam, lam * fg.M / L, PG.candidate_buffer_for(float(Lam.max())).shape[0]
+        )
         x = st[0]
 
         def adv(c, la, t0, t1):
@@ -247,13 +374,23 @@ def run_potts_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list
         p_, a_, Msum = PG.build_local_tables(fg, 1.0)
         Lam = lam * Msum / L
         gprob, galias, grate, _ = global_tables(fg, glam)
-        st = DM.doublemin_gibbs_init(fg, x, p_, a_, Lam, lam * fg.M / L,
-                                     PG.candidate_buffer_for(float(Lam.max())).shape[0], gprob,
-                                     galias, grate)
+        st = DM.doublemin_gibbs_init(
+            fg,
+            x,
+            p_,
+            a_,
+            Lam,
+            lam * fg.M / L,
+            PG.candidate_buffer_for(float(Lam.max())).shape[0],
+            gprob,
+            galias,
+            grate,
+        )
         x = st[0]
 
         def adv(c, la, t0, t1):
             return advance_doublemin(fg, *st[:10], gprob, galias, grate, glam, c, la, t0, t1, rng)
+
     counts = np.zeros((fg.n, D))
     last = np.ones(fg.n, dtype=np.int64)
     tmp = np.zeros_like(counts)
@@ -271,13 +408,28 @@ def run_potts_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list
         nb_tot += nb
         t_prev = int(cp)
         flush_counts(counts, last, x, t_prev, tmp)
-        rows.append({"label": label, "method": method, "rep": params["rep"], "iteration": t_prev,
-                     "seconds": secs, "error": float(marginal_l2_from_counts(tmp, p_true))})
+        rows.append(
+            {
+                "label": label,
+                "method": method,
+                "rep": params["rep"],
+                "iteration": t_prev,
+                "seconds": secs,
+                "error": float(marginal_l2_from_counts(tmp, p_true)),
+            }
+        )
     for r in rows:
-        r.update({"lam": lam, "L": L, "n_iter": n_iter, "compile_seconds": compile_s,
-                  "mean_factor_evals": ne_tot / n_iter,
-                  "mean_B": nb_tot / n_iter if method != "gibbs" else float("nan"),
-                  "sec_per_iter": secs / n_iter})
+        r.update(
+            {
+                "lam": lam,
+                "L": L,
+                "n_iter": n_iter,
+                "compile_seconds": compile_s,
+                "mean_factor_evals": ne_tot / n_iter,
+                "mean_B": nb_tot / n_iter if method != "gibbs" else float("nan"),
+                "sec_per_iter": secs / n_iter,
+            }
+        )
     return rows
 
 
@@ -289,25 +441,44 @@ def summarize_potts(df: pd.DataFrame, settings: dict, out: Any) -> None:
         out.table("pg_potts_factors", df[["cell", "status", "message"]], caption="no cell finished")
         return
     fin = ok.sort_values("iteration").groupby(["label", "rep"]).tail(1)
-    tab = fin.groupby("label").agg(method=("method", "first"), lam=("lam", "first"),
-                                   L=("L", "first"), runs=("rep", "nunique"),
-                                   n_iter=("n_iter", "first"), mean_B=("mean_B", "mean"),
-                                   mean_factor_evals=("mean_factor_evals", "mean"),
-                                   sec_per_iter=("sec_per_iter", "mean"),
-                                   final_error=("error", "mean")).reset_index()
+    tab = (
+        fin.groupby("label")
+        .agg(
+            method=("method", "first"),
+            lam=("lam", "first"),
+            L=("L", "first"),
+            runs=("rep", "nunique"),
+            n_iter=("n_iter", "first"),
+            mean_B=("mean_B", "mean"),
+            mean_factor_evals=("mean_factor_evals", "mean"),
+            sec_per_iter=("sec_per_iter", "mean"),
+            final_error=("error", "mean"),
+        )
+        .reset_index()
+    )
     tab["paper_value"] = tab["label"].map(PAPER_FACTORS)
-    out.table("pg_potts_factors", tab,
-              caption="Potts §4.1: mean factors per iteration (mean_B = candidates drawn, the "
-                      "paper's 'factors evaluated', paper_value 7/28/132; mean_factor_evals "
-                      "includes the D evaluations per kept factor), time per iteration, final "
-                      "marginal l2 error (mean over runs).")
-    curves = ok.groupby(["label", "iteration"]).agg(error=("error", "mean"),
-                                                    seconds=("seconds", "mean")).reset_index()
-    out.table("pg_potts_curves", curves, caption="Marginal l2 error vs iterations / seconds "
-                                                 "(mean over runs) — Figs 1a,b, 2a,b data.")
-    for fig_name, labels in (("fig1a_2a_potts", ["gibbs", "pg_1", "dmin_1_1", "dmin_1_1e4",
-                                                  "mgpmh_1", "min_1"]),
-                             ("fig1b_2b_potts", ["gibbs", "pg_0.1", "pg_1", "pg_5"])):
+    out.table(
+        "pg_potts_factors",
+        tab,
+        caption="Potts §4.1: mean factors per iteration (mean_B = candidates drawn, the "
+        "paper's 'factors evaluated', paper_value 7/28/132; mean_factor_evals "
+        "includes the D evaluations per kept factor), time per iteration, final "
+        "marginal l2 error (mean over runs).",
+    )
+    curves = (
+        ok.groupby(["label", "iteration"])
+        .agg(error=("error", "mean"), seconds=("seconds", "mean"))
+        .reset_index()
+    )
+    out.table(
+        "pg_potts_curves",
+        curves,
+        caption="Marginal l2 error vs iterations / seconds (mean over runs) — Figs 1a,b, 2a,b data.",
+    )
+    for fig_name, labels in (
+        ("fig1a_2a_potts", ["gibbs", "pg_1", "dmin_1_1", "dmin_1_1e4", "mgpmh_1", "min_1"]),
+        ("fig1b_2b_potts", ["gibbs", "pg_0.1", "pg_1", "pg_5"]),
+    ):
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
         for lab in labels:
             c = curves[curves["label"] == lab]
@@ -322,28 +493,41 @@ def summarize_potts(df: pd.DataFrame, settings: dict, out: Any) -> None:
         axes[0].set_ylabel("marginal l2 error")
         axes[0].legend(fontsize=7)
         fig.tight_layout()
-        out.figure(fig_name, fig, caption="Potts §4.1 marginal error vs iterations (left) and time "
-                                          "(right).")
+        out.figure(fig_name, fig, caption="Potts §4.1 marginal error vs iterations (left) and time (right).")
 
 
 # ============================================================================ continuous spin (§4.2)
 SPIN_METHODS = ("gibbs_its", "gibbs_da", "pgits", "pgda", "gibbs_rejection", "pg_rejection")
 
 
-def _spin_settings(rows: int, n_iter: int, rej_iter: int, truth_iter: int, reps: int,
-                   n_points: int) -> dict:
-    return {"rows": rows, "n_iter": n_iter, "rejection_iter": rej_iter, "truth_iter": truth_iter,
-            "replicates": reps, "n_points": n_points, "m": 3, "k": 10, "lam_L2": 1.0, "bins": 20,
-            "log_offset": 0.0, "methods": list(SPIN_METHODS)}
+def _spin_settings(rows: int, n_iter: int, rej_iter: int, truth_iter: int, reps: int, n_points: int) -> dict:
+    return {
+        "rows": rows,
+        "n_iter": n_iter,
+        "rejection_iter": rej_iter,
+        "truth_iter": truth_iter,
+        "replicates": reps,
+        "n_points": n_points,
+        "m": 3,
+        "k": 10,
+        "lam_L2": 1.0,
+        "bins": 20,
+        "log_offset": 0.0,
+        "methods": list(SPIN_METHODS),
+    }
 
 
 def spin_cells(settings: dict) -> list[dict]:
-    return [{"cell": f"{m}__r{r}", "method": m, "rep": r} for r in range(settings["replicates"])
-            for m in settings["methods"]]
+    return [
+        {"cell": f"{m}__r{r}", "method": m, "rep": r}
+        for r in range(settings["replicates"])
+        for m in settings["methods"]
+    ]
 
 
-def _spin_truth(rows: int, truth_iter: int, bins: int, m: int, k: int,
-                cache_dir: Path | None = None) -> np.ndarray:
+def _spin_truth(
+    rows: int, truth_iter: int, bins: int, m: int, k: int, cache_dir: Path | None = None
+) -> np.ndarray:
     """Ground truth per-site histograms: Gibbs-ITS, fixed seed, ``truth_iter`` iterations. Cached
     per process and (deterministic, so concurrent writers agree) as an .npy next to the cell
     records, so the cells of one experiment compute it once."""
@@ -356,8 +540,18 @@ def _spin_truth(rows: int, truth_iter: int, bins: int, m: int, k: int,
         if path.exists():
             _TRUTH[key] = np.load(path)
             return _TRUTH[key]
-    hist, _ = _spin_chain("gibbs_its", rows, truth_iter, bins, m, k, 1.0, 0.0,
-                          np.random.SeedSequence(20191122), np.array([truth_iter]))
+    hist, _ = _spin_chain(
+        "gibbs_its",
+        rows,
+        truth_iter,
+        bins,
+        m,
+        k,
+        1.0,
+        0.0,
+        np.random.SeedSequence(20191122),
+        np.array([truth_iter]),
+    )
     _TRUTH[key] = hist
     if path is not None:
         _save_npy(path, hist)
@@ -367,8 +561,19 @@ def _spin_truth(rows: int, truth_iter: int, bins: int, m: int, k: int,
 _TRUTH: dict = {}
 
 
-def _spin_chain(method: str, rows: int, n_iter: int, bins: int, m: int, k: int, lam_L2: float,
-                log_offset: float, seed, cps: np.ndarray, callback=None):
+def _spin_chain(
+    method: str,
+    rows: int,
+    n_iter: int,
+    bins: int,
+    m: int,
+    k: int,
+    lam_L2: float,
+    log_offset: float,
+    seed,
+    cps: np.ndarray,
+    callback=None,
+):
     from samplers import registry as R
 
     prob = R.build_problem("continuous_spin", rows=rows, cols=rows)
@@ -387,8 +592,9 @@ def _spin_chain(method: str, rows: int, n_iter: int, bins: int, m: int, k: int, 
     t_prev, secs, tot = 0, 0.0, np.zeros(3)
     for cp in cps:
         t1 = time.perf_counter()
-        res = advance_continuous(model, *st, mid, m, k, log_offset, 10_000_000, counts, last, bins,
-                                 t_prev, int(cp), rng)
+        res = advance_continuous(
+            model, *st, mid, m, k, log_offset, 10_000_000, counts, last, bins, t_prev, int(cp), rng
+        )
         secs += time.perf_counter() - t1
         tot += res
         t_prev = int(cp)
@@ -397,8 +603,13 @@ def _spin_chain(method: str, rows: int, n_iter: int, bins: int, m: int, k: int, 
         flush_counts(counts, last, cur, t_prev, tmp)
         if callback is not None:
             callback(t_prev, secs, tmp / t_prev)
-    return tmp / t_prev, {"L": L, "sec": secs, "mean_evals": tot[0] / t_prev,
-                          "mean_B": tot[1] / t_prev, "mean_steps": tot[2] / t_prev}
+    return tmp / t_prev, {
+        "L": L,
+        "sec": secs,
+        "mean_evals": tot[0] / t_prev,
+        "mean_B": tot[1] / t_prev,
+        "mean_steps": tot[2] / t_prev,
+    }
 
 
 def run_spin_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[dict]:
@@ -413,15 +624,32 @@ def run_spin_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[
 
     def cb(t, secs, hist):
         kl = float(np.mean([sym_kl(hist[j], truth[j]) for j in range(hist.shape[0])]))
-        rows.append({"method": method, "rep": params["rep"], "iteration": t, "seconds": secs,
-                     "sym_kl": kl})
+        rows.append({"method": method, "rep": params["rep"], "iteration": t, "seconds": secs, "sym_kl": kl})
 
-    _, info = _spin_chain(method, s["rows"], n_iter, s["bins"], s["m"], s["k"], s["lam_L2"],
-                          s["log_offset"], seed, checkpoints(n_iter, s["n_points"]), cb)
+    _, info = _spin_chain(
+        method,
+        s["rows"],
+        n_iter,
+        s["bins"],
+        s["m"],
+        s["k"],
+        s["lam_L2"],
+        s["log_offset"],
+        seed,
+        checkpoints(n_iter, s["n_points"]),
+        cb,
+    )
     for r in rows:
-        r.update({"n_iter": n_iter, "L": info["L"], "mean_factor_evals": info["mean_evals"],
-                  "mean_B": info["mean_B"], "mean_energy_evals": info["mean_steps"],
-                  "sec_per_iter": info["sec"] / n_iter})
+        r.update(
+            {
+                "n_iter": n_iter,
+                "L": info["L"],
+                "mean_factor_evals": info["mean_evals"],
+                "mean_B": info["mean_B"],
+                "mean_energy_evals": info["mean_steps"],
+                "sec_per_iter": info["sec"] / n_iter,
+            }
+        )
     return rows
 
 
@@ -433,20 +661,35 @@ def summarize_spin(df: pd.DataFrame, settings: dict, out: Any) -> None:
         out.table("pg_spin_summary", df[["cell", "status", "message"]], caption="no cell finished")
         return
     fin = ok.sort_values("iteration").groupby(["method", "rep"]).tail(1)
-    tab = fin.groupby("method").agg(L=("L", "first"), runs=("rep", "nunique"),
-                                    n_iter=("n_iter", "first"), mean_B=("mean_B", "mean"),
-                                    mean_factor_evals=("mean_factor_evals", "mean"),
-                                    mean_energy_evals=("mean_energy_evals", "mean"),
-                                    sec_per_iter=("sec_per_iter", "mean"),
-                                    final_sym_kl=("sym_kl", "mean")).reset_index()
-    tab["paper_value"] = tab["method"].map({"pgits": 190.0, "pgda": 190.0,
-                                            "pg_rejection": 300.0, "gibbs_rejection": 300.0})
-    out.table("pg_spin_summary", tab,
-              caption="Continuous spin §4.2: mean_B = candidates drawn per iteration (paper_value "
-                      "190 'factors evaluated' for PG), mean_energy_evals = rejection proposals per "
-                      "sample for the rejection samplers (paper_value: '>300'); final symmetric KL.")
-    curves = ok.groupby(["method", "iteration"]).agg(sym_kl=("sym_kl", "mean"),
-                                                     seconds=("seconds", "mean")).reset_index()
+    tab = (
+        fin.groupby("method")
+        .agg(
+            L=("L", "first"),
+            runs=("rep", "nunique"),
+            n_iter=("n_iter", "first"),
+            mean_B=("mean_B", "mean"),
+            mean_factor_evals=("mean_factor_evals", "mean"),
+            mean_energy_evals=("mean_energy_evals", "mean"),
+            sec_per_iter=("sec_per_iter", "mean"),
+            final_sym_kl=("sym_kl", "mean"),
+        )
+        .reset_index()
+    )
+    tab["paper_value"] = tab["method"].map(
+        {"pgits": 190.0, "pgda": 190.0, "pg_rejection": 300.0, "gibbs_rejection": 300.0}
+    )
+    out.table(
+        "pg_spin_summary",
+        tab,
+        caption="Continuous spin §4.2: mean_B = candidates drawn per iteration (paper_value "
+        "190 'factors evaluated' for PG), mean_energy_evals = rejection proposals per "
+        "sample for the rejection samplers (paper_value: '>300'); final symmetric KL.",
+    )
+    curves = (
+        ok.groupby(["method", "iteration"])
+        .agg(sym_kl=("sym_kl", "mean"), seconds=("seconds", "mean"))
+        .reset_index()
+    )
     out.table("pg_spin_curves", curves, caption="symmetric KL vs iterations/seconds (Figs 1c, 2c).")
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for mth, c in curves.groupby("method"):
@@ -466,12 +709,31 @@ def summarize_spin(df: pd.DataFrame, settings: dict, out: Any) -> None:
 TGM_METHODS = ("pgits", "pgda", "gibbs_rejection", "poisson_mh")
 
 
-def _tgm_settings(N: int, temperature: float, n_samples: int, rej_samples: int, grid: int,
-                  rej_offset: float | None, rej_max: int, lam: float) -> dict:
-    return {"N": N, "temperature": temperature, "box": 6.0, "n_samples": n_samples,
-            "rejection_samples": rej_samples, "lam": lam, "m": 20, "k": 25, "grid": grid,
-            "pmh_step": 0.45, "rejection_log_offset": rej_offset, "rejection_max_steps": rej_max,
-            "methods": list(TGM_METHODS)}
+def _tgm_settings(
+    N: int,
+    temperature: float,
+    n_samples: int,
+    rej_samples: int,
+    grid: int,
+    rej_offset: float | None,
+    rej_max: int,
+    lam: float,
+) -> dict:
+    return {
+        "N": N,
+        "temperature": temperature,
+        "box": 6.0,
+        "n_samples": n_samples,
+        "rejection_samples": rej_samples,
+        "lam": lam,
+        "m": 20,
+        "k": 25,
+        "grid": grid,
+        "pmh_step": 0.45,
+        "rejection_log_offset": rej_offset,
+        "rejection_max_steps": rej_max,
+        "methods": list(TGM_METHODS),
+    }
 
 
 def tgm_cells(settings: dict) -> list[dict]:
@@ -500,8 +762,9 @@ def _save_npy(path: Path, arr: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-def tgm_log_post_grid(N: int, temperature: float, box: float, grid: int, seed,
-                      cache_dir: Path | None = None) -> np.ndarray:
+def tgm_log_post_grid(
+    N: int, temperature: float, box: float, grid: int, seed, cache_dir: Path | None = None
+) -> np.ndarray:
     """Full-data log posterior at the histogram-cell centres (grid x grid; grid^2 N likelihood
     evaluations), cached per process and (deterministic) as an .npy in ``cache_dir``."""
     from samplers.targets import tall
@@ -527,8 +790,9 @@ def tgm_log_post_grid(N: int, temperature: float, box: float, grid: int, seed,
     return lp
 
 
-def tgm_true_density(N: int, temperature: float, box: float, grid: int, seed,
-                     cache_dir: Path | None = None) -> np.ndarray:
+def tgm_true_density(
+    N: int, temperature: float, box: float, grid: int, seed, cache_dir: Path | None = None
+) -> np.ndarray:
     """True density on the histogram-cell centres, normalised to cell probabilities."""
     lp = tgm_log_post_grid(N, temperature, box, grid, seed, cache_dir)
     p = np.exp(lp - lp.max())
@@ -544,22 +808,26 @@ def run_tgm_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[d
     data_seed = 2019
     cache = Path(ctx.out_dir).parent if getattr(ctx, "out_dir", None) is not None else None
     if method == "poisson_mh":
-        prob = R.build_problem("gaussian_mixture", seed=data_seed, N=s["N"],
-                               temperature=s["temperature"], box=s["box"])
+        prob = R.build_problem(
+            "gaussian_mixture", seed=data_seed, N=s["N"], temperature=s["temperature"], box=s["box"]
+        )
         L = float(prob.model.M.sum())
-        res = R.run("poisson_mh", prob, int(s["n_samples"]), seed, step=s["pmh_step"],
-                    lam_mult=s["lam"] / L**2)
+        res = R.run(
+            "poisson_mh", prob, int(s["n_samples"]), seed, step=s["pmh_step"], lam_mult=s["lam"] / L**2
+        )
     else:
-        prob = R.build_problem("tgm", seed=data_seed, N=s["N"], temperature=s["temperature"],
-                               box=s["box"])
+        prob = R.build_problem("tgm", seed=data_seed, N=s["N"], temperature=s["temperature"], box=s["box"])
         L = prob.meta["L"]
         hyper = {"lam": s["lam"], "m": s["m"], "k": s["k"]}
         n = int(s["n_samples"])
         if method == "gibbs_rejection":
             off = s["rejection_log_offset"]
             if off is None:  # "tuned w": envelope = max of the energy over the density grid
-                lp_max = float(tgm_log_post_grid(s["N"], s["temperature"], s["box"],
-                                                 int(s["grid"]), data_seed, cache).max())
+                lp_max = float(
+                    tgm_log_post_grid(
+                        s["N"], s["temperature"], s["box"], int(s["grid"]), data_seed, cache
+                    ).max()
+                )
                 t = prob.model.tall
                 off = max(0.0, L - (lp_max + float(t.shift.sum())))
             hyper.update(log_offset=off, max_steps=int(s["rejection_max_steps"]))
@@ -568,19 +836,31 @@ def run_tgm_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[d
     grid = int(s["grid"])
     truth = tgm_true_density(s["N"], s["temperature"], s["box"], grid, data_seed, cache)
     burn = res.samples.shape[0] // 10
-    H, _, _ = np.histogram2d(res.samples[burn:, 0], res.samples[burn:, 1], bins=grid,
-                             range=[[-s["box"], s["box"]], [-s["box"], s["box"]]])
+    H, _, _ = np.histogram2d(
+        res.samples[burn:, 0],
+        res.samples[burn:, 1],
+        bins=grid,
+        range=[[-s["box"], s["box"]], [-s["box"], s["box"]]],
+    )
     H = H / H.sum()
-    row = {"method": method, "n_iter": res.n_iter, "L": L, "lam": s["lam"],
-           "mean_factor_evals": res.mean_batch,
-           "mean_B": float(np.mean(res.extra["trace_0"])) if "trace_0" in res.extra else float("nan"),
-           "mean_kept": res.extra.get("mean_S", float("nan")),
-           "rejection_steps": float(np.mean(res.extra["trace_1"]))
-           if method == "gibbs_rejection" else float("nan"),
-           "accept_rate": res.accept_rate, "sample_seconds": res.sample_seconds,
-           "tv_to_truth": float(tv_distance(H.ravel(), truth.ravel())),
-           "sym_kl_to_truth": float(sym_kl(H.ravel(), truth.ravel())),
-           "hist": H.ravel().tolist(), "truth": truth.ravel().tolist()}
+    row = {
+        "method": method,
+        "n_iter": res.n_iter,
+        "L": L,
+        "lam": s["lam"],
+        "mean_factor_evals": res.mean_batch,
+        "mean_B": float(np.mean(res.extra["trace_0"])) if "trace_0" in res.extra else float("nan"),
+        "mean_kept": res.extra.get("mean_S", float("nan")),
+        "rejection_steps": float(np.mean(res.extra["trace_1"]))
+        if method == "gibbs_rejection"
+        else float("nan"),
+        "accept_rate": res.accept_rate,
+        "sample_seconds": res.sample_seconds,
+        "tv_to_truth": float(tv_distance(H.ravel(), truth.ravel())),
+        "sym_kl_to_truth": float(sym_kl(H.ravel(), truth.ravel())),
+        "hist": H.ravel().tolist(),
+        "truth": truth.ravel().tolist(),
+    }
     return [row]
 
 
@@ -588,19 +868,33 @@ def summarize_tgm(df: pd.DataFrame, settings: dict, out: Any) -> None:
     import matplotlib.pyplot as plt
 
     ok = df[df["status"] == "ok"]
-    cols = ["method", "n_iter", "L", "lam", "mean_B", "mean_kept", "mean_factor_evals",
-            "rejection_steps", "accept_rate", "sample_seconds", "tv_to_truth", "sym_kl_to_truth"]
+    cols = [
+        "method",
+        "n_iter",
+        "L",
+        "lam",
+        "mean_B",
+        "mean_kept",
+        "mean_factor_evals",
+        "rejection_steps",
+        "accept_rate",
+        "sample_seconds",
+        "tv_to_truth",
+        "sym_kl_to_truth",
+    ]
     if ok.empty:
         out.table("pg_tgm_summary", df[["cell", "status", "message"]], caption="no cell finished")
         return
     tab = ok[[c for c in cols if c in ok.columns]].copy()
-    tab["paper_value"] = tab["method"].map({"pgits": 1802.0, "pgda": 1802.0,
-                                            "gibbs_rejection": 1000.0})
-    out.table("pg_tgm_summary", tab,
-              caption="TGM §4.3: mean_B = candidates drawn per iteration (paper 'factors "
-                      "evaluated' 1802 for PGITS/PGDA); rejection_steps = proposals per Gibbs "
-                      "rejection sample (paper ~1000); TV / symmetric KL of the 2-D histogram to the "
-                      "true cell probabilities.")
+    tab["paper_value"] = tab["method"].map({"pgits": 1802.0, "pgda": 1802.0, "gibbs_rejection": 1000.0})
+    out.table(
+        "pg_tgm_summary",
+        tab,
+        caption="TGM §4.3: mean_B = candidates drawn per iteration (paper 'factors "
+        "evaluated' 1802 for PGITS/PGDA); rejection_steps = proposals per Gibbs "
+        "rejection sample (paper ~1000); TV / symmetric KL of the 2-D histogram to the "
+        "true cell probabilities.",
+    )
     grid = int(settings["grid"])
     box = settings["box"]
     fig, axes = plt.subplots(1, len(ok) + 1, figsize=(3.2 * (len(ok) + 1), 3.2))
@@ -617,37 +911,58 @@ def summarize_tgm(df: pd.DataFrame, settings: dict, out: Any) -> None:
 
 EXPERIMENTS = [
     Experiment(
-        id="pg_potts", family=FAMILY, paper="seed 000 §4.1, Figs 1a,b 2a,b",
+        id="pg_potts",
+        family=FAMILY,
+        paper="seed 000 §4.1, Figs 1a,b 2a,b",
         description="Potts 20x20 marginal l2 error vs iterations/time; mean factors per iteration",
-        settings={"paper": _potts_settings(20, 1_000_000, 20_000, 3, 60),
-                  "smoke": _potts_settings(8, 20_000, 50, 1, 20)},
-        cells=potts_cells, run_cell=run_potts_cell, summarize=summarize_potts,
+        settings={
+            "paper": _potts_settings(20, 1_000_000, 20_000, 3, 60),
+            "smoke": _potts_settings(8, 20_000, 50, 1, 20),
+        },
+        cells=potts_cells,
+        run_cell=run_potts_cell,
+        summarize=summarize_potts,
         notes="paper: 1e6 iterations x 3 runs; DoubleMIN with lambda2 = 1e4 L^2 costs ~2.6e5 "
-              "factor evaluations per iteration, so its run is shortened (dmin_1e4_iter). "
-              "min_gibbs (min_1) runs with lambda = L^2 like every minibatch method in §4.1; its "
-              "estimates are of the GLOBAL energy (Psi = 957 >> L), so at this lambda the chain "
-              "barely moves (error ~0.95 after 1e5 iterations); lambda = Theta(Psi^2) ~ 9e5 would "
-              "cost ~8e6 factor evaluations per iteration and is not run (the paper's Fig. 1a "
-              "shows DoubleMIN as the MIN-Gibbs representative). Smoke: 8x8 lattice (L differs "
-              "from 5.09)."),
+        "factor evaluations per iteration, so its run is shortened (dmin_1e4_iter). "
+        "min_gibbs (min_1) runs with lambda = L^2 like every minibatch method in §4.1; its "
+        "estimates are of the GLOBAL energy (Psi = 957 >> L), so at this lambda the chain "
+        "barely moves (error ~0.95 after 1e5 iterations); lambda = Theta(Psi^2) ~ 9e5 would "
+        "cost ~8e6 factor evaluations per iteration and is not run (the paper's Fig. 1a "
+        "shows DoubleMIN as the MIN-Gibbs representative). Smoke: 8x8 lattice (L differs "
+        "from 5.09).",
+    ),
     Experiment(
-        id="pg_spin", family=FAMILY, paper="seed 000 §4.2, Figs 1c, 2c",
+        id="pg_spin",
+        family=FAMILY,
+        paper="seed 000 §4.2, Figs 1c, 2c",
         description="continuous spin model: symmetric KL vs iterations/time",
-        settings={"paper": _spin_settings(20, 1_000_000, 20_000, 10_000_000, 3, 40),
-                  "smoke": _spin_settings(6, 5_000, 1_000, 30_000, 1, 10)},
-        cells=spin_cells, run_cell=run_spin_cell, summarize=summarize_spin,
+        settings={
+            "paper": _spin_settings(20, 1_000_000, 20_000, 10_000_000, 3, 40),
+            "smoke": _spin_settings(6, 5_000, 1_000, 30_000, 1, 10),
+        },
+        cells=spin_cells,
+        run_cell=run_spin_cell,
+        summarize=summarize_spin,
         notes="lattice size and gamma inferred (20x20, gamma 0.4 -> L = 13.708); per-site 1-D "
-              "histogram symmetric KL (our reading). Smoke: 6x6 lattice."),
+        "histogram symmetric KL (our reading). Smoke: 6x6 lattice.",
+    ),
     Experiment(
-        id="pg_tgm", family=FAMILY, paper="seed 000 §4.3, App. D.2, Figs 3, 4",
+        id="pg_tgm",
+        family=FAMILY,
+        paper="seed 000 §4.3, App. D.2, Figs 3, 4",
         description="truncated Gaussian mixture density estimates; mean factors per iteration",
-        settings={"paper": _tgm_settings(1_000_000, 27_972.0, 10_000, 100, 60, None, 1000, 500.0),
-                  "smoke": _tgm_settings(5_000, 2_000.0, 500, 30, 30, None, 300, 100.0)},
-        cells=tgm_cells, run_cell=run_tgm_cell, summarize=summarize_tgm,
+        settings={
+            "paper": _tgm_settings(1_000_000, 27_972.0, 10_000, 100, 60, None, 1000, 500.0),
+            "smoke": _tgm_settings(5_000, 2_000.0, 500, 30, 30, None, 300, 100.0),
+        },
+        cells=tgm_cells,
+        run_cell=run_tgm_cell,
+        summarize=summarize_tgm,
         notes="temperature not stated: 27972 is chosen so that L = sum M_n = 1581 (the paper's "
-              "value) with the tall-module bounds (Seita et al.'s 1e4 would give L = 4.4e3); "
-              "sample count exponent lost in the paper, 1e4 here (PG costs ~5e4 factor "
-              "evaluations per iteration at m = 20); rejection Gibbs: envelope = grid maximum of "
-              "the energy ('tuned w'), capped at rejection_max_steps proposals per update (each "
-              "costs N evaluations). Smoke: N = 5e3, temperature 2e3, lambda = 100."),
+        "value) with the tall-module bounds (Seita et al.'s 1e4 would give L = 4.4e3); "
+        "sample count exponent lost in the paper, 1e4 here (PG costs ~5e4 factor "
+        "evaluations per iteration at m = 20); rejection Gibbs: envelope = grid maximum of "
+        "the energy ('tuned w'), capped at rejection_max_steps proposals per update (each "
+        "costs N evaluations). Smoke: N = 5e3, temperature 2e3, lambda = 100.",
+    ),
 ]

@@ -48,8 +48,14 @@ from samplers.targets.continuous_spin import (
 )
 
 GIBBS_ITS, GIBBS_DA, PGITS, PGDA, GIBBS_REJ, PG_REJ = 0, 1, 2, 3, 4, 5
-METHOD_IDS = {"gibbs_its": GIBBS_ITS, "gibbs_da": GIBBS_DA, "pgits": PGITS, "pgda": PGDA,
-              "gibbs_rejection": GIBBS_REJ, "pg_rejection": PG_REJ}
+METHOD_IDS = {
+    "gibbs_its": GIBBS_ITS,
+    "gibbs_da": GIBBS_DA,
+    "pgits": PGITS,
+    "pgda": PGDA,
+    "gibbs_rejection": GIBBS_REJ,
+    "pg_rejection": PG_REJ,
+}
 MUT_NONE, MUT_NO_CORRECTION = 0, 1
 
 
@@ -59,8 +65,7 @@ def _is_pg(method: int) -> bool:
 
 
 @njit(cache=True)
-def cond_energy(m: ContinuousModel, x, i: int, v: float, pg: bool, touched, tcount, nt: int,
-                arate) -> float:
+def cond_energy(m: ContinuousModel, x, i: int, v: float, pg: bool, touched, tcount, nt: int, arate) -> float:
     """Conditional (minibatch if ``pg``) energy of x_{i<-v}; x is restored."""
     old = x[i]
     x[i] = v
@@ -78,8 +83,9 @@ def cond_energy(m: ContinuousModel, x, i: int, v: float, pg: bool, touched, tcou
 
 
 @njit(cache=True)
-def continuous_gibbs_init(m: ContinuousModel, x0: np.ndarray, prob, alias, Lam, arate, Msum,
-                          bufsize: int, maxdeg: int):
+def continuous_gibbs_init(
+    m: ContinuousModel, x0: np.ndarray, prob, alias, Lam, arate, Msum, bufsize: int, maxdeg: int
+):
     x = x0.copy()
     nl = 1
     for i in range(m.n):
@@ -99,9 +105,32 @@ def continuous_gibbs_init(m: ContinuousModel, x0: np.ndarray, prob, alias, Lam, 
 
 
 @njit(cache=True)
-def continuous_gibbs_step(m: ContinuousModel, x, prob, alias, Lam, arate, Msum, buf, cnt, touched,
-                          tcount, nodes, vals, c1, c2, G, i: int, rng, method: int, deg_m: int,
-                          deg_k: int, log_offset: float, max_steps: int, mutant: int):
+def continuous_gibbs_step(
+    m: ContinuousModel,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    Msum,
+    buf,
+    cnt,
+    touched,
+    tcount,
+    nodes,
+    vals,
+    c1,
+    c2,
+    G,
+    i: int,
+    rng,
+    method: int,
+    deg_m: int,
+    deg_k: int,
+    log_offset: float,
+    max_steps: int,
+    mutant: int,
+):
     """Update x_i. Returns ``(accepted, n_evals, B, n_energy, n_S, buf)``."""
     a = m.lo
     b = m.hi
@@ -112,7 +141,7 @@ def continuous_gibbs_step(m: ContinuousModel, x, prob, alias, Lam, arate, Msum, 
     B = 0
     nt = 0
     if pg:
-        B, buf, st = draw_candidates(prob[off:off + nl], alias[off:off + nl], Lam[i], rng, buf)
+        B, buf, st = draw_candidates(prob[off : off + nl], alias[off : off + nl], Lam[i], rng, buf)
         for bb in range(B):
             kl = buf[bb]
             k = off + kl
@@ -200,10 +229,33 @@ def continuous_gibbs_step(m: ContinuousModel, x, prob, alias, Lam, arate, Msum, 
 
 
 @njit(cache=True)
-def continuous_gibbs_sample(m: ContinuousModel, x, prob, alias, Lam, arate, Msum, buf, cnt,
-                            touched, tcount, nodes, vals, c1, c2, G, n_iter: int, method: int,
-                            deg_m: int, deg_k: int, log_offset: float, max_steps: int, mutant: int,
-                            rng, thin: int):
+def continuous_gibbs_sample(
+    m: ContinuousModel,
+    x,
+    prob,
+    alias,
+    Lam,
+    arate,
+    Msum,
+    buf,
+    cnt,
+    touched,
+    tcount,
+    nodes,
+    vals,
+    c1,
+    c2,
+    G,
+    n_iter: int,
+    method: int,
+    deg_m: int,
+    deg_k: int,
+    log_offset: float,
+    max_steps: int,
+    mutant: int,
+    rng,
+    thin: int,
+):
     samples = np.empty((n_iter // thin, m.n))
     acc = np.zeros(n_iter, dtype=np.bool_)
     nev = np.zeros(n_iter, dtype=np.int64)
@@ -213,8 +265,31 @@ def continuous_gibbs_sample(m: ContinuousModel, x, prob, alias, Lam, arate, Msum
     for it in range(n_iter):
         i = rng.integers(0, m.n)
         a_, ne, B, st, per, buf = continuous_gibbs_step(
-            m, x, prob, alias, Lam, arate, Msum, buf, cnt, touched, tcount, nodes, vals, c1, c2, G,
-            i, rng, method, deg_m, deg_k, log_offset, max_steps, mutant)
+            m,
+            x,
+            prob,
+            alias,
+            Lam,
+            arate,
+            Msum,
+            buf,
+            cnt,
+            touched,
+            tcount,
+            nodes,
+            vals,
+            c1,
+            c2,
+            G,
+            i,
+            rng,
+            method,
+            deg_m,
+            deg_k,
+            log_offset,
+            max_steps,
+            mutant,
+        )
         acc[it] = a_
         nev[it] = ne
         bs[it] = B

@@ -73,8 +73,19 @@ def hmc_step(t: TallData, theta, grad, lp, eps: float, n_leap: int, rng, q, p, g
 
 
 @njit(cache=True)
-def hmc_sample(t: TallData, theta, grad, lp, n_iter: int, eps: float, n_leap: int, recompute: bool,
-               glen: float, rng, thin: int):
+def hmc_sample(
+    t: TallData,
+    theta,
+    grad,
+    lp,
+    n_iter: int,
+    eps: float,
+    n_leap: int,
+    recompute: bool,
+    glen: float,
+    rng,
+    thin: int,
+):
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
     acc = np.zeros(n_iter, dtype=np.bool_)

@@ -39,8 +39,9 @@ def mh_init(t: TallData, theta0: np.ndarray, prop: int, glen: float):
 
 
 @njit(cache=True)
-def mh_step(t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng,
-            theta_p, grad_p, glen: float):
+def mh_step(
+    t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: int, rng, theta_p, grad_p, glen: float
+):
     """One MH transition in place. Returns (accepted, data evaluations)."""
     propose(prop, theta, grad, sigma, h, K, rng, theta_p)
     if not in_support(t, theta_p):
@@ -62,8 +63,21 @@ def mh_step(t: TallData, theta, grad, lp, prop: int, sigma: float, h: float, K: 
 
 
 @njit(cache=True)
-def mh_sample(t: TallData, theta, grad, lp, n_iter: int, prop: int, sigma: float, h: float, K: int,
-              recompute: bool, glen: float, rng, thin: int):
+def mh_sample(
+    t: TallData,
+    theta,
+    grad,
+    lp,
+    n_iter: int,
+    prop: int,
+    sigma: float,
+    h: float,
+    K: int,
+    recompute: bool,
+    glen: float,
+    rng,
+    thin: int,
+):
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
     acc = np.zeros(n_iter, dtype=np.bool_)

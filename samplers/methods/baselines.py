@@ -69,9 +69,21 @@ def grad_flag(method: str, grad: str) -> float:
 
 
 def _mh_runner(base: str):
-    def run(problem: Problem, n_iter: int, seed: Any, *, step: float, proposal: str = "gauss",
-            h: float = 0.0, K: int = 3, energy: str = "cached", grad: str = "exact", thin: int = 1,
-            x0=None, progress=None) -> ChainResult:
+    def run(
+        problem: Problem,
+        n_iter: int,
+        seed: Any,
+        *,
+        step: float,
+        proposal: str = "gauss",
+        h: float = 0.0,
+        K: int = 3,
+        energy: str = "cached",
+        grad: str = "exact",
+        thin: int = 1,
+        x0=None,
+        progress=None,
+    ) -> ChainResult:
         prop = proposal_kind(base, proposal)
         check_positive("step", step)
         if proposal == "lattice":
@@ -82,44 +94,97 @@ def _mh_runner(base: str):
         hyper = {"step": step, "proposal": proposal, "h": h, "K": K, "energy": energy}
         if base != "rwm":
             hyper["grad"] = grad
-        return drive(base, problem, n_iter, seed, MH.mh_init, (prop, glen), MH.mh_sample,
-                     (prop, float(step), float(h), int(K), rec, glen), thin=thin, x0=x0,
-                     progress=progress, hyper=hyper)
+        return drive(
+            base,
+            problem,
+            n_iter,
+            seed,
+            MH.mh_init,
+            (prop, glen),
+            MH.mh_sample,
+            (prop, float(step), float(h), int(K), rec, glen),
+            thin=thin,
+            x0=x0,
+            progress=progress,
+            hyper=hyper,
+        )
 
     run.__name__ = f"run_{base}"
     run.__doc__ = f"Full-batch {base} (see samplers.kernels.mh)."
     return run
 
 
-def run_hmc(problem: Problem, n_iter: int, seed: Any, *, step: float, n_leapfrog: int = 10,
-            energy: str = "cached", grad: str = "exact", thin: int = 1, x0=None,
-            progress=None) -> ChainResult:
+def run_hmc(
+    problem: Problem,
+    n_iter: int,
+    seed: Any,
+    *,
+    step: float,
+    n_leapfrog: int = 10,
+    energy: str = "cached",
+    grad: str = "exact",
+    thin: int = 1,
+    x0=None,
+    progress=None,
+) -> ChainResult:
     """Full-batch HMC (samplers.kernels.hmc); ``energy`` as in :func:`energy_flag`, ``grad`` as in
     :func:`grad_flag`."""
     check_positive("step", step)
     check_positive("n_leapfrog", n_leapfrog, integer=True)
     rec = energy_flag(energy)
     glen = grad_flag("hmc", grad)
-    return drive("hmc", problem, n_iter, seed, H.hmc_init, (glen,), H.hmc_sample,
-                 (float(step), int(n_leapfrog), rec, glen), thin=thin, x0=x0, progress=progress,
-                 hyper={"step": step, "n_leapfrog": n_leapfrog, "energy": energy, "grad": grad})
+    return drive(
+        "hmc",
+        problem,
+        n_iter,
+        seed,
+        H.hmc_init,
+        (glen,),
+        H.hmc_sample,
+        (float(step), int(n_leapfrog), rec, glen),
+        thin=thin,
+        x0=x0,
+        progress=progress,
+        hyper={"step": step, "n_leapfrog": n_leapfrog, "energy": energy, "grad": grad},
+    )
 
 
-def run_sgld(problem: Problem, n_iter: int, seed: Any, *, step: float, batch: int = 512,
-             thin: int = 1, x0=None, progress=None) -> ChainResult:
+def run_sgld(
+    problem: Problem,
+    n_iter: int,
+    seed: Any,
+    *,
+    step: float,
+    batch: int = 512,
+    thin: int = 1,
+    x0=None,
+    progress=None,
+) -> ChainResult:
     """SGLD with a uniform minibatch of size ``batch`` (samplers.kernels.sgld)."""
     check_positive("step", step)
     check_positive("batch", batch, integer=True)
     N = _tall(problem).X.shape[0]
     if batch > N:
         raise ValueError(f"batch ({batch}) exceeds the data size N={N}")
-    return drive("sgld", problem, n_iter, seed, S.sgld_init, (), S.sgld_sample,
-                 (float(step), int(batch)), thin=thin, x0=x0, progress=progress,
-                 hyper={"step": step, "batch": batch})
+    return drive(
+        "sgld",
+        problem,
+        n_iter,
+        seed,
+        S.sgld_init,
+        (),
+        S.sgld_sample,
+        (float(step), int(batch)),
+        thin=thin,
+        x0=x0,
+        progress=progress,
+        hyper={"step": step, "batch": batch},
+    )
 
 
-def run_gibbs(problem: Problem, n_iter: int, seed: Any, *, scan: str = "random", thin: int = 1,
-              x0=None, progress=None) -> ChainResult:
+def run_gibbs(
+    problem: Problem, n_iter: int, seed: Any, *, scan: str = "random", thin: int = 1, x0=None, progress=None
+) -> ChainResult:
     """Single-site Gibbs on a discrete factor graph (samplers.kernels.gibbs)."""
     scans = {"random": G.RANDOM_SCAN, "systematic": G.SYSTEMATIC_SCAN}
     if scan not in scans:
@@ -128,29 +193,86 @@ def run_gibbs(problem: Problem, n_iter: int, seed: Any, *, scan: str = "random",
         x0 = np.asarray(x0, dtype=np.int64)
         if np.any(x0 < 0) or np.any(x0 >= problem.model.card):
             raise ValueError("initial state outside the variables' domains")
-    return drive("gibbs", problem, n_iter, seed, G.gibbs_init, (), G.gibbs_sample,
-                 (scans[scan],), thin=thin, x0=x0, progress=progress, hyper={"scan": scan})
+    return drive(
+        "gibbs",
+        problem,
+        n_iter,
+        seed,
+        G.gibbs_init,
+        (),
+        G.gibbs_sample,
+        (scans[scan],),
+        thin=thin,
+        x0=x0,
+        progress=progress,
+        hyper={"scan": scan},
+    )
 
 
 _GRID = {"proposal": "gauss", "h": 0.0, "K": 3, "energy": "cached"}
 METHODS = [
-    MethodSpec("rwm", "baseline", _mh_runner("rwm"), ("continuous",), {"step": 0.1, **_GRID},
-               True, "Metropolis et al. 1953", "random-walk Metropolis, full batch"),
-    MethodSpec("mala", "baseline", _mh_runner("mala"), ("continuous",),
-               {"step": 0.1, **_GRID, "grad": "exact"},
-               True, "Roberts & Tweedie 1996", "Metropolis-adjusted Langevin, full batch"),
-    MethodSpec("barker", "baseline", _mh_runner("barker"), ("continuous",),
-               {"step": 0.1, **_GRID, "grad": "exact"},
-               True, "Livingstone & Zanella 2022", "Barker proposal, full batch"),
-    MethodSpec("hmc", "baseline", run_hmc, ("continuous",), {"step": 0.05, "n_leapfrog": 10,
-                                                           "energy": "cached", "grad": "exact"},
-               True, "Neal 2011", "Hamiltonian Monte Carlo (leapfrog, unit mass), full batch"),
-    MethodSpec("sgld", "baseline", run_sgld, ("continuous",), {"step": 0.01, "batch": 512},
-               False, "Welling & Teh 2011", "stochastic gradient Langevin (no MH correction)",
-               twin="mala"),
-    MethodSpec("gibbs", "baseline", run_gibbs, ("discrete",), {"scan": "random"}, True,
-               "Geman & Geman 1984", "single-site Gibbs on discrete factor graphs",
-               step_param=None),
+    MethodSpec(
+        "rwm",
+        "baseline",
+        _mh_runner("rwm"),
+        ("continuous",),
+        {"step": 0.1, **_GRID},
+        True,
+        "Metropolis et al. 1953",
+        "random-walk Metropolis, full batch",
+    ),
+    MethodSpec(
+        "mala",
+        "baseline",
+        _mh_runner("mala"),
+        ("continuous",),
+        {"step": 0.1, **_GRID, "grad": "exact"},
+        True,
+        "Roberts & Tweedie 1996",
+        "Metropolis-adjusted Langevin, full batch",
+    ),
+    MethodSpec(
+        "barker",
+        "baseline",
+        _mh_runner("barker"),
+        ("continuous",),
+        {"step": 0.1, **_GRID, "grad": "exact"},
+        True,
+        "Livingstone & Zanella 2022",
+        "Barker proposal, full batch",
+    ),
+    MethodSpec(
+        "hmc",
+        "baseline",
+        run_hmc,
+        ("continuous",),
+        {"step": 0.05, "n_leapfrog": 10, "energy": "cached", "grad": "exact"},
+        True,
+        "Neal 2011",
+        "Hamiltonian Monte Carlo (leapfrog, unit mass), full batch",
+    ),
+    MethodSpec(
+        "sgld",
+        "baseline",
+        run_sgld,
+        ("continuous",),
+        {"step": 0.01, "batch": 512},
+        False,
+        "Welling & Teh 2011",
+        "stochastic gradient Langevin (no MH correction)",
+        twin="mala",
+    ),
+    MethodSpec(
+        "gibbs",
+        "baseline",
+        run_gibbs,
+        ("discrete",),
+        {"scan": "random"},
+        True,
+        "Geman & Geman 1984",
+        "single-site Gibbs on discrete factor graphs",
+        step_param=None,
+    ),
 ]
 
 
@@ -159,8 +281,9 @@ def _ss(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def truncated_normal_draws(rng: np.random.Generator, mean: np.ndarray, sd: np.ndarray, lo: float,
-                           hi: float, n: int) -> np.ndarray:
+def truncated_normal_draws(
+    rng: np.random.Generator, mean: np.ndarray, sd: np.ndarray, lo: float, hi: float, n: int
+) -> np.ndarray:
     """Exact draws of N(mean, diag(sd^2)) restricted to the box [lo, hi]^d by rejection (seed 001 §5.1)."""
     out = np.empty((0, mean.shape[0]))
     while out.shape[0] < n:
@@ -173,6 +296,7 @@ def truncated_normal_draws(rng: np.random.Generator, mean: np.ndarray, sd: np.nd
 def _box_init(lo: float, hi: float, d: int):
     def init(rng: np.random.Generator) -> np.ndarray:
         return np.clip(rng.standard_normal(d), lo, hi)  # authors: theta0 ~ N(0, I)
+
     return init
 
 
@@ -183,10 +307,20 @@ def build_truncated_gaussian(seed, N: int, d: int, beta: float, K: float) -> Pro
     mean = Y.mean(axis=0)
     sd = np.sqrt(s2 / (N * beta))
     return Problem(
-        "truncated_gaussian", "continuous", model, d, _box_init(-K, K, d),
+        "truncated_gaussian",
+        "continuous",
+        model,
+        d,
+        _box_init(-K, K, d),
         reference=lambda rng, n: truncated_normal_draws(rng, mean, sd, -K, K, n),
-        meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N, "sigma2": s2,
-              "untruncated_mean": mean, "untruncated_sd": sd},
+        meta={
+            "L": float(model.M.sum()),
+            "C": float(model.c.sum()),
+            "N": N,
+            "sigma2": s2,
+            "untruncated_mean": mean,
+            "untruncated_sd": sd,
+        },
     )
 
 
@@ -194,10 +328,14 @@ def build_robust_regression(seed, N: int, d: int, beta: float, nu: float, R: flo
     """Seed 001 §5.2 (theta* = 1)."""
     X, y = tall.make_regression_data(_ss(seed), N, d)
     model = tall.robust_regression(X, y, beta=beta, nu=nu, R=R)
-    return Problem("robust_regression", "continuous", model, d,
-                   lambda rng: rng.standard_normal(d),
-                   meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N,
-                         "theta_star": np.ones(d)})
+    return Problem(
+        "robust_regression",
+        "continuous",
+        model,
+        d,
+        lambda rng: rng.standard_normal(d),
+        meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N, "theta_star": np.ones(d)},
+    )
 
 
 def build_logistic(seed, data: dict, prior_prec: float, beta: float) -> Problem:
@@ -205,10 +343,14 @@ def build_logistic(seed, data: dict, prior_prec: float, beta: float) -> Problem:
     X = np.asarray(data["X_train"])
     model = tall.logistic_regression(X, data["y_train"], prior_prec=prior_prec, beta=beta)
     d = X.shape[1]
-    return Problem("logistic", "continuous", model, d,
-                   lambda rng: rng.uniform(-1 / np.sqrt(d), 1 / np.sqrt(d), d),  # authors' init
-                   meta={"C": float(model.c.sum()), "N": X.shape[0], "X_test": data["X_test"],
-                         "y_test": data["y_test"]})
+    return Problem(
+        "logistic",
+        "continuous",
+        model,
+        d,
+        lambda rng: rng.uniform(-1 / np.sqrt(d), 1 / np.sqrt(d), d),  # authors' init
+        meta={"C": float(model.c.sum()), "N": X.shape[0], "X_test": data["X_test"], "y_test": data["y_test"]},
+    )
 
 
 def build_mixture(seed, N: int, temperature: float, box: float | None) -> Problem:
@@ -216,8 +358,14 @@ def build_mixture(seed, N: int, temperature: float, box: float | None) -> Proble
     y = tall.make_mixture_data(_ss(seed), N)
     model = tall.gaussian_mixture(y, temperature=temperature, box=box)
     init = _box_init(-box, box, 2) if box else (lambda rng: rng.standard_normal(2))
-    return Problem("gaussian_mixture", "continuous", model, 2, init,
-                   meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N})
+    return Problem(
+        "gaussian_mixture",
+        "continuous",
+        model,
+        2,
+        init,
+        meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N},
+    )
 
 
 def build_gaussian_location(seed, N: int, d: int, beta: float, box: float | None) -> Problem:
@@ -227,11 +375,15 @@ def build_gaussian_location(seed, N: int, d: int, beta: float, box: float | None
     mean = Y.mean(axis=0)
     sd = np.full(d, 1.0 / np.sqrt(N * beta))
     lo, hi = (-box, box) if box else (-np.inf, np.inf)
-    return Problem("gaussian_location", "continuous", model, d,
-                   lambda rng: np.clip(mean + sd * rng.standard_normal(d), lo, hi),
-                   reference=lambda rng, n: truncated_normal_draws(rng, mean, sd, lo, hi, n),
-                   meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N,
-                         "post_mean": mean, "post_sd": sd})
+    return Problem(
+        "gaussian_location",
+        "continuous",
+        model,
+        d,
+        lambda rng: np.clip(mean + sd * rng.standard_normal(d), lo, hi),
+        reference=lambda rng, n: truncated_normal_draws(rng, mean, sd, lo, hi, n),
+        meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N, "post_mean": mean, "post_sd": sd},
+    )
 
 
 # ---------------------------------------------------------------------------- enumerable versions
@@ -267,22 +419,38 @@ def build_tiny_grid(seed, kind: str, N: int, d: int, h: float, half_width: float
     else:
         raise ValueError(f"unknown tiny-grid kind {kind!r}")
     pts = grid_points(model, -w, w, h, d)
-    return Problem(f"tiny_grid_{kind}", "continuous", model, d,
-                   lambda r: pts[r.integers(0, len(pts))].copy(),
-                   meta={"grid": pts, "h": h, "lo": -w, "hi": w, "L": float(model.M.sum()),
-                         "C": float(model.c.sum()), "N": N})
+    return Problem(
+        f"tiny_grid_{kind}",
+        "continuous",
+        model,
+        d,
+        lambda r: pts[r.integers(0, len(pts))].copy(),
+        meta={
+            "grid": pts,
+            "h": h,
+            "lo": -w,
+            "hi": w,
+            "L": float(model.M.sum()),
+            "C": float(model.c.sum()),
+            "N": N,
+        },
+    )
 
 
 # ---------------------------------------------------------------------------- discrete
-def build_potts_grid(seed, rows: int, cols: int, D: int, beta: float, coupling: str,
-                     gamma: float) -> Problem:
+def build_potts_grid(seed, rows: int, cols: int, D: int, beta: float, coupling: str, gamma: float) -> Problem:
     """Potts model on a rows x cols lattice (nearest-neighbour or Gaussian-kernel couplings)."""
     J = fgm.grid_coupling(rows, cols, coupling, gamma)
     fg = fgm.potts(J, D, beta)
     n = rows * cols
-    return Problem(f"potts_{rows}x{cols}_D{D}", "discrete", fg, n,
-                   lambda rng: rng.integers(0, D, n).astype(np.int64),
-                   meta={"L": float(_local_max_energy(fg)), "Psi": float(fg.M.sum()), "D": D})
+    return Problem(
+        f"potts_{rows}x{cols}_D{D}",
+        "discrete",
+        fg,
+        n,
+        lambda rng: rng.integers(0, D, n).astype(np.int64),
+        meta={"L": float(_local_max_energy(fg)), "Psi": float(fg.M.sum()), "D": D},
+    )
 
 
 def build_random_ising(seed, n: int, density: float, scale: float) -> Problem:
@@ -290,40 +458,88 @@ def build_random_ising(seed, n: int, density: float, scale: float) -> Problem:
     rng = _ss(seed)
     J = np.triu(rng.normal(0, scale, (n, n)) * (rng.random((n, n)) < density), 1)
     fg = fgm.ising(J + J.T, rng.normal(0, scale, n))
-    return Problem(f"ising_{n}", "discrete", fg, n,
-                   lambda r: r.integers(0, 2, n).astype(np.int64),
-                   meta={"L": float(_local_max_energy(fg)), "Psi": float(fg.M.sum()), "D": 2})
+    return Problem(
+        f"ising_{n}",
+        "discrete",
+        fg,
+        n,
+        lambda r: r.integers(0, 2, n).astype(np.int64),
+        meta={"L": float(_local_max_energy(fg)), "Psi": float(fg.M.sum()), "D": 2},
+    )
 
 
 def _local_max_energy(fg: fgm.FactorGraph) -> float:
     """L = max_i sum_{f in A[i]} M_f (seed 000 §2)."""
-    return max(fg.M[fg.var_fac[fg.var_ptr[i]:fg.var_ptr[i + 1]]].sum() for i in range(fg.n))
+    return max(fg.M[fg.var_fac[fg.var_ptr[i] : fg.var_ptr[i + 1]]].sum() for i in range(fg.n))
 
 
 TARGETS = [
-    TargetSpec("truncated_gaussian", "continuous", build_truncated_gaussian,
-               {"N": 100_000, "d": 20, "beta": 1e-5, "K": 3.0}, "seed 001 §5.1, App. F.1",
-               "heterogeneous truncated Gaussian", smoke={"N": 2_000, "d": 5, "beta": 5e-4}),
-    TargetSpec("robust_regression", "continuous", build_robust_regression,
-               {"N": 100_000, "d": 10, "beta": 1e-4, "nu": 4.0, "R": 15.0},
-               "seed 001 §5.2, App. F.2", "robust (Student-t) linear regression on a ball",
-               smoke={"N": 2_000, "d": 3, "beta": 5e-3}),
-    TargetSpec("logistic", "continuous", build_logistic, {"prior_prec": 0.0, "beta": 1.0},
-               "seed 001 §5.3, App. F.3", "Bayesian logistic regression (data-backed)",
-               data="mnist_3v5"),
-    TargetSpec("gaussian_mixture", "continuous", build_mixture,
-               {"N": 1_000_000, "temperature": 1e4, "box": None}, "seed 004 §6.1; seed 000 App. D.2",
-               "two-component mixture with tied means (Welling & Teh)",
-               smoke={"N": 10_000, "temperature": 1e2}),
-    TargetSpec("gaussian_location", "continuous", build_gaussian_location,
-               {"N": 1_000, "d": 2, "beta": 1.0, "box": None}, "-",
-               "Gaussian location model with closed-form posterior (tests)"),
-    TargetSpec("tiny_grid", "continuous", build_tiny_grid,
-               {"kind": "truncated_gaussian", "N": 4, "d": 1, "h": 0.25, "half_width": 1.5},
-               "seed 001 App. F (enumerable)", "tiny enumerable lattice version of a tall target"),
-    TargetSpec("potts_grid", "discrete", build_potts_grid,
-               {"rows": 2, "cols": 2, "D": 3, "beta": 1.0, "coupling": "nearest", "gamma": 1.5},
-               "seed 000 §4.1 (small)", "Potts model on a small lattice"),
-    TargetSpec("random_ising", "discrete", build_random_ising,
-               {"n": 4, "density": 0.7, "scale": 0.6}, "-", "small random Ising model"),
+    TargetSpec(
+        "truncated_gaussian",
+        "continuous",
+        build_truncated_gaussian,
+        {"N": 100_000, "d": 20, "beta": 1e-5, "K": 3.0},
+        "seed 001 §5.1, App. F.1",
+        "heterogeneous truncated Gaussian",
+        smoke={"N": 2_000, "d": 5, "beta": 5e-4},
+    ),
+    TargetSpec(
+        "robust_regression",
+        "continuous",
+        build_robust_regression,
+        {"N": 100_000, "d": 10, "beta": 1e-4, "nu": 4.0, "R": 15.0},
+        "seed 001 §5.2, App. F.2",
+        "robust (Student-t) linear regression on a ball",
+        smoke={"N": 2_000, "d": 3, "beta": 5e-3},
+    ),
+    TargetSpec(
+        "logistic",
+        "continuous",
+        build_logistic,
+        {"prior_prec": 0.0, "beta": 1.0},
+        "seed 001 §5.3, App. F.3",
+        "Bayesian logistic regression (data-backed)",
+        data="mnist_3v5",
+    ),
+    TargetSpec(
+        "gaussian_mixture",
+        "continuous",
+        build_mixture,
+        {"N": 1_000_000, "temperature": 1e4, "box": None},
+        "seed 004 §6.1; seed 000 App. D.2",
+        "two-component mixture with tied means (Welling & Teh)",
+        smoke={"N": 10_000, "temperature": 1e2},
+    ),
+    TargetSpec(
+        "gaussian_location",
+        "continuous",
+        build_gaussian_location,
+        {"N": 1_000, "d": 2, "beta": 1.0, "box": None},
+        "-",
+        "Gaussian location model with closed-form posterior (tests)",
+    ),
+    TargetSpec(
+        "tiny_grid",
+        "continuous",
+        build_tiny_grid,
+        {"kind": "truncated_gaussian", "N": 4, "d": 1, "h": 0.25, "half_width": 1.5},
+        "seed 001 App. F (enumerable)",
+        "tiny enumerable lattice version of a tall target",
+    ),
+    TargetSpec(
+        "potts_grid",
+        "discrete",
+        build_potts_grid,
+        {"rows": 2, "cols": 2, "D": 3, "beta": 1.0, "coupling": "nearest", "gamma": 1.5},
+        "seed 000 §4.1 (small)",
+        "Potts model on a small lattice",
+    ),
+    TargetSpec(
+        "random_ising",
+        "discrete",
+        build_random_ising,
+        {"n": 4, "density": 0.7, "scale": 0.6},
+        "-",
+        "small random Ising model",
+    ),
 ]

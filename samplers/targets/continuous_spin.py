@@ -98,7 +98,7 @@ def _placeholder_tall() -> tall.TallData:
 def local_max_energy(m: ContinuousModel) -> float:
     """L = max_i sum_{f in A[i]} M_f."""
     if m.kind == SPIN:
-        return float(max(m.M[m.ptr[i]:m.ptr[i + 1]].sum() for i in range(m.n)))
+        return float(max(m.M[m.ptr[i] : m.ptr[i + 1]].sum() for i in range(m.n)))
     return float(m.M.sum())
 
 
@@ -121,8 +121,9 @@ def spin_model(A: np.ndarray, beta: float = 1.0, lo: float = 0.0, hi: float = 1.
         ptr[i + 1] = len(nbr)
     w = np.asarray(w, dtype=np.float64)
     M = w * (1.0 + hi * hi)  # = 2 beta A_ij on [0, 1]
-    return ContinuousModel(SPIN, int(n), float(lo), float(hi), ptr, np.asarray(nbr, np.int64), w, M,
-                           _placeholder_tall())
+    return ContinuousModel(
+        SPIN, int(n), float(lo), float(hi), ptr, np.asarray(nbr, np.int64), w, M, _placeholder_tall()
+    )
 
 
 def tall_model(t: tall.TallData) -> ContinuousModel:
@@ -130,5 +131,14 @@ def tall_model(t: tall.TallData) -> ContinuousModel:
     if t.support != tall.SUPPORT_BOX:
         raise ValueError("the tall target needs a box support [lo, hi]^d")
     d = t.prior_mean.shape[0]
-    return ContinuousModel(TALL, int(d), float(t.lo), float(t.hi), np.zeros(d + 1, np.int64),
-                           np.zeros(1, np.int64), np.zeros(1), np.ascontiguousarray(t.M), t)
+    return ContinuousModel(
+        TALL,
+        int(d),
+        float(t.lo),
+        float(t.hi),
+        np.zeros(d + 1, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(1),
+        np.ascontiguousarray(t.M),
+        t,
+    )

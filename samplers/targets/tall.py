@@ -31,9 +31,15 @@ import numpy as np
 from numba import njit
 
 TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG, ICA = 0, 1, 2, 3, 4, 5, 6
-KIND_NAMES = {TG: "truncated_gaussian", RLR: "robust_regression", LOGISTIC: "logistic",
-              MIXTURE: "gaussian_mixture", GAUSS: "gaussian_location", LINREG: "linear_regression",
-              ICA: "ica"}
+KIND_NAMES = {
+    TG: "truncated_gaussian",
+    RLR: "robust_regression",
+    LOGISTIC: "logistic",
+    MIXTURE: "gaussian_mixture",
+    GAUSS: "gaussian_location",
+    LINREG: "linear_regression",
+    ICA: "ica",
+}
 
 SUPPORT_ALL, SUPPORT_BOX, SUPPORT_BALL = 0, 1, 2
 
@@ -132,8 +138,8 @@ def loglik_i(t: TallData, i: int, theta: np.ndarray) -> float:
         la = -0.5 * a * a / s2
         lb = -0.5 * b * b / s2
         m = max(la, lb)
-        val = m + math.log(0.5 * math.exp(la - m) + 0.5 * math.exp(lb - m)) - 0.5 * math.log(
-            2.0 * math.pi * s2
+        val = (
+            m + math.log(0.5 * math.exp(la - m) + 0.5 * math.exp(lb - m)) - 0.5 * math.log(2.0 * math.pi * s2)
         )
         return t.beta * val
 
@@ -505,18 +511,27 @@ def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, s
     if np.any(np.asarray(M) < 0) or np.any(np.asarray(c) < 0):
         raise ValueError("bounds M_i and c_i must be non-negative")
     return TallData(
-        int(kind), X, y, np.ascontiguousarray(w, dtype=np.float64), float(beta), float(nu),
+        int(kind),
+        X,
+        y,
+        np.ascontiguousarray(w, dtype=np.float64),
+        float(beta),
+        float(nu),
         np.ascontiguousarray(prior_mean, dtype=np.float64),
-        np.ascontiguousarray(prior_prec, dtype=np.float64), int(support), float(lo), float(hi),
-        float(R), np.ascontiguousarray(shift, dtype=np.float64),
-        np.ascontiguousarray(M, dtype=np.float64), np.ascontiguousarray(c, dtype=np.float64),
-        pack_rows(X, y, M, shift, c), float(prior_l1),
+        np.ascontiguousarray(prior_prec, dtype=np.float64),
+        int(support),
+        float(lo),
+        float(hi),
+        float(R),
+        np.ascontiguousarray(shift, dtype=np.float64),
+        np.ascontiguousarray(M, dtype=np.float64),
+        np.ascontiguousarray(c, dtype=np.float64),
+        pack_rows(X, y, M, shift, c),
+        float(prior_l1),
     )
 
 
-def truncated_gaussian(
-    Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K: float = 3.0
-) -> TallData:
+def truncated_gaussian(Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K: float = 3.0) -> TallData:
     """Heterogeneous truncated Gaussian (seed 001 App. F.1).
 
     ``ll_i = -beta/2 (theta - y_i)^T Sigma^{-1} (theta - y_i)``, flat prior on ``[-K, K]^d``;
@@ -535,8 +550,23 @@ def truncated_gaussian(
     M = 0.5 * beta * lmax * sq
     c = beta * lmax * np.sqrt(sq)
     d = Y.shape[1]
-    return _make(TG, Y, np.zeros(Y.shape[0]), prec, beta, 0.0, np.zeros(d), np.zeros(d),
-                 SUPPORT_BOX, -K, K, 0.0, M.copy(), M, c)
+    return _make(
+        TG,
+        Y,
+        np.zeros(Y.shape[0]),
+        prec,
+        beta,
+        0.0,
+        np.zeros(d),
+        np.zeros(d),
+        SUPPORT_BOX,
+        -K,
+        K,
+        0.0,
+        M.copy(),
+        M,
+        c,
+    )
 
 
 def make_truncated_gaussian_data(
@@ -566,8 +596,9 @@ def robust_regression(
     M = beta * (nu + 1) / 2 * np.log1p((np.abs(y) + R * xn) ** 2 / nu)
     c = beta * (nu + 1) / (2 * np.sqrt(nu)) * xn
     d = X.shape[1]
-    return _make(RLR, X, y, np.ones(d), beta, nu, np.zeros(d), np.zeros(d), SUPPORT_BALL,
-                 0.0, 0.0, R, M.copy(), M, c)
+    return _make(
+        RLR, X, y, np.ones(d), beta, nu, np.zeros(d), np.zeros(d), SUPPORT_BALL, 0.0, 0.0, R, M.copy(), M, c
+    )
 
 
 def make_regression_data(
@@ -580,7 +611,10 @@ def make_regression_data(
 
 
 def logistic_regression(
-    X: np.ndarray, y: np.ndarray, prior_prec: float = 0.0, beta: float = 1.0,
+    X: np.ndarray,
+    y: np.ndarray,
+    prior_prec: float = 0.0,
+    beta: float = 1.0,
     R: float | None = None,
 ) -> TallData:
     """Bayesian logistic regression (seed 001 App. F.3); labels in {0, 1}.
@@ -605,13 +639,31 @@ def logistic_regression(
     else:
         support, Rv = SUPPORT_BALL, float(R)
         M = beta * np.logaddexp(0.0, R * xn)
-    return _make(LOGISTIC, X, y, np.ones(d), beta, 0.0, np.zeros(d), np.full(d, float(prior_prec)),
-                 support, 0.0, 0.0, Rv, M.copy(), M, beta * xn)
+    return _make(
+        LOGISTIC,
+        X,
+        y,
+        np.ones(d),
+        beta,
+        0.0,
+        np.zeros(d),
+        np.full(d, float(prior_prec)),
+        support,
+        0.0,
+        0.0,
+        Rv,
+        M.copy(),
+        M,
+        beta * xn,
+    )
 
 
 def gaussian_mixture(
-    y: np.ndarray, temperature: float = 1.0, s2: float = 2.0,
-    prior_var: tuple[float, float] = (10.0, 1.0), box: float | None = None,
+    y: np.ndarray,
+    temperature: float = 1.0,
+    s2: float = 2.0,
+    prior_var: tuple[float, float] = (10.0, 1.0),
+    box: float | None = None,
 ) -> TallData:
     """Two-component mixture with tied means (Welling & Teh 2011; seed 004 §6.1; seed 000 App. D.2).
 
@@ -644,12 +696,29 @@ def gaussian_mixture(
         shift = -lower
         M = upper - lower
         c = beta * np.sqrt(2.0) * r / s2
-    return _make(MIXTURE, X, np.zeros_like(y), np.ones(2), beta, s2, np.zeros(2), prior_prec, support,
-                 lo, hi, 0.0, shift, M, c)
+    return _make(
+        MIXTURE,
+        X,
+        np.zeros_like(y),
+        np.ones(2),
+        beta,
+        s2,
+        np.zeros(2),
+        prior_prec,
+        support,
+        lo,
+        hi,
+        0.0,
+        shift,
+        M,
+        c,
+    )
 
 
 def make_mixture_data(
-    rng: np.random.Generator, N: int = 1_000_000, theta: tuple[float, float] = (0.0, 1.0),
+    rng: np.random.Generator,
+    N: int = 1_000_000,
+    theta: tuple[float, float] = (0.0, 1.0),
     s2: float = 2.0,
 ) -> np.ndarray:
     """Welling & Teh data: y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2) at theta = (0, 1)."""
@@ -681,8 +750,23 @@ def gaussian_location(
         sq = ((np.abs(Y) + box) ** 2).sum(axis=1)
         M = 0.5 * beta * prec.max() * sq
         c = beta * prec.max() * np.sqrt(sq)
-    return _make(GAUSS, Y, np.zeros(Y.shape[0]), prec, beta, 0.0, np.zeros(d), np.zeros(d), support,
-                 lo, hi, 0.0, M.copy(), M, c)
+    return _make(
+        GAUSS,
+        Y,
+        np.zeros(Y.shape[0]),
+        prec,
+        beta,
+        0.0,
+        np.zeros(d),
+        np.zeros(d),
+        support,
+        lo,
+        hi,
+        0.0,
+        M.copy(),
+        M,
+        c,
+    )
 
 
 def linear_regression_l1(
@@ -708,12 +792,32 @@ def linear_regression_l1(
         raise ValueError("prior_l1 must be finite and >= 0")
     d = X.shape[1]
     z = np.zeros(X.shape[0])
-    return _make(LINREG, X, y, np.ones(d), beta, noise_var, np.zeros(d), np.zeros(d), SUPPORT_ALL,
-                 0.0, 0.0, 0.0, z, z.copy(), z.copy(), prior_l1)
+    return _make(
+        LINREG,
+        X,
+        y,
+        np.ones(d),
+        beta,
+        noise_var,
+        np.zeros(d),
+        np.zeros(d),
+        SUPPORT_ALL,
+        0.0,
+        0.0,
+        0.0,
+        z,
+        z.copy(),
+        z.copy(),
+        prior_l1,
+    )
 
 
 def linreg_l1_posterior_1d(
-    x: np.ndarray, y: np.ndarray, noise_var: float, prior_l1: float, grid: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    noise_var: float,
+    prior_l1: float,
+    grid: np.ndarray,
     beta: float = 1.0,
 ) -> np.ndarray:
     """Exact 1-d posterior density of :func:`linear_regression_l1` on ``grid`` (normalised by the
@@ -744,5 +848,20 @@ def ica(X: np.ndarray, beta: float = 1.0) -> TallData:
     D = X.shape[1]
     d = D * D
     z = np.zeros(X.shape[0])
-    return _make(ICA, X, z, np.ones(d), beta, 0.0, np.zeros(d), np.zeros(d), SUPPORT_ALL, 0.0, 0.0, 0.0,
-                 z.copy(), z.copy(), z.copy())
+    return _make(
+        ICA,
+        X,
+        z,
+        np.ones(d),
+        beta,
+        0.0,
+        np.zeros(d),
+        np.zeros(d),
+        SUPPORT_ALL,
+        0.0,
+        0.0,
+        0.0,
+        z.copy(),
+        z.copy(),
+        z.copy(),
+    )

@@ -37,8 +37,10 @@ def _pi(U: np.ndarray) -> np.ndarray:
 
 
 def _problems():
-    return {"potts_tiny": R.build_problem("potts_tiny", seed=0),
-            "ising_tiny": R.build_problem("ising_tiny", seed=1)}
+    return {
+        "potts_tiny": R.build_problem("potts_tiny", seed=0),
+        "ising_tiny": R.build_problem("ising_tiny", seed=1),
+    }
 
 
 def _exact_row(check, method, target, res, mutant_name=None):
@@ -70,17 +72,21 @@ def kernel_vs_matrix_rows(quick: bool) -> list[dict]:
         X = factor_graph_states(fg.card)
         # ---- plain Gibbs
         G, U = gibbs_random_scan_matrix(fg)
-        res = kernel_vs_matrix(G, gibbs_row_sampler(fg, X, RANDOM_SCAN, 0, 1, reps), reps, 11,
-                               ALPHA)
+        res = kernel_vs_matrix(G, gibbs_row_sampler(fg, X, RANDOM_SCAN, 0, 1, reps), reps, 11, ALPHA)
         rows.append(_exact_row("kvm_gibbs", "gibbs", tname, res))
         # ---- Poisson-Gibbs at lambda = 2L (small batch -> mutants visible)
         lam = 2.0 * L
         P, _, neg = E.poisson_gibbs_matrix(fg, lam)
         prob_, alias, Lam, arate, bufsize = PG.poisson_gibbs_tables(fg, lam)
-        for mut, name in ((PG.MUT_NONE, None), (PG.MUT_RATE_PLUS_ONE, "rate+1"),
-                          (PG.MUT_THIN_WRONG, "thinning"), (PG.MUT_NO_MULTIPLICITY, "no-mult")):
-            sampler = _row_sampler(E.repeat_poisson_gibbs_step, fg, X,
-                                   (prob_, alias, Lam, arate, bufsize), reps, mut)
+        for mut, name in (
+            (PG.MUT_NONE, None),
+            (PG.MUT_RATE_PLUS_ONE, "rate+1"),
+            (PG.MUT_THIN_WRONG, "thinning"),
+            (PG.MUT_NO_MULTIPLICITY, "no-mult"),
+        ):
+            sampler = _row_sampler(
+                E.repeat_poisson_gibbs_step, fg, X, (prob_, alias, Lam, arate, bufsize), reps, mut
+            )
             res = kernel_vs_matrix(P, sampler, reps, 12, ALPHA)
             r = _exact_row("kvm_poisson_gibbs", "poisson_gibbs", tname, res, name)
             r["detail"] += f", lambda=2L={lam:.3f}, truncation mass <= {neg:.1e}"
@@ -93,8 +99,7 @@ def kernel_vs_matrix_rows(quick: bool) -> list[dict]:
         arate = lam * fg.M / L
         bufsize = PG.candidate_buffer_for(float(Lam.max())).shape[0]
         for mut, name in ((MG.MUT_NONE, None), (MG.MUT_NO_CORRECTION, "no-MH-correction")):
-            sampler = _row_sampler(E.repeat_mgpmh_step, fg, X,
-                                   (prob_, alias, Lam, arate, bufsize), reps, mut)
+            sampler = _row_sampler(E.repeat_mgpmh_step, fg, X, (prob_, alias, Lam, arate, bufsize), reps, mut)
             res = kernel_vs_matrix(P, sampler, reps, 13, ALPHA)
             r = _exact_row("kvm_mgpmh", "mgpmh", tname, res, name)
             r["detail"] += f", lambda=L={lam:.3f}, truncation mass <= {neg:.1e}"
@@ -111,20 +116,39 @@ def detailed_balance_rows(quick: bool) -> list[dict]:
         L = PG.local_max_energy(fg)
         G, U = gibbs_random_scan_matrix(fg)
         pi = _pi(U)
-        for method, (P, _, neg) in (("poisson_gibbs", E.poisson_gibbs_matrix(fg, 2 * L)),
-                                    ("mgpmh", E.mgpmh_matrix(fg, L))):
+        for method, (P, _, neg) in (
+            ("poisson_gibbs", E.poisson_gibbs_matrix(fg, 2 * L)),
+            ("mgpmh", E.mgpmh_matrix(fg, L)),
+        ):
             db = MK.detailed_balance_residual(P, pi)
-            rows.append({"check": "detailed_balance", "paper": PAPER, "method": method,
-                         "target": tname, "statistic": "max |pi_x P_xy - pi_y P_yx|", "value": db,
-                         "threshold": 1e-10 + neg, "passed": bool(db <= 1e-10 + neg),
-                         "detail": f"exact matrix, Poisson truncation mass <= {neg:.1e}"})
+            rows.append(
+                {
+                    "check": "detailed_balance",
+                    "paper": PAPER,
+                    "method": method,
+                    "target": tname,
+                    "statistic": "max |pi_x P_xy - pi_y P_yx|",
+                    "value": db,
+                    "threshold": 1e-10 + neg,
+                    "passed": bool(db <= 1e-10 + neg),
+                    "detail": f"exact matrix, Poisson truncation mass <= {neg:.1e}",
+                }
+            )
         P = E.mgpmh_proposal_matrix(fg, L)
         tv = MK.tv(MK.stationary(P), pi)
-        rows.append({"check": "stationary_tv_biased_variant", "paper": PAPER,
-                     "method": "mgpmh[no correction]", "target": tname,
-                     "statistic": "TV(stationary, pi) of the uncorrected minibatch-Gibbs chain",
-                     "value": tv, "threshold": 1e-3, "passed": bool(tv > 1e-3),
-                     "detail": "the MH correction is needed: without it the chain is biased"})
+        rows.append(
+            {
+                "check": "stationary_tv_biased_variant",
+                "paper": PAPER,
+                "method": "mgpmh[no correction]",
+                "target": tname,
+                "statistic": "TV(stationary, pi) of the uncorrected minibatch-Gibbs chain",
+                "value": tv,
+                "threshold": 1e-3,
+                "passed": bool(tv > 1e-3),
+                "detail": "the MH correction is needed: without it the chain is biased",
+            }
+        )
     return rows
 
 
@@ -145,10 +169,12 @@ def stationarity_rows(quick: bool) -> list[dict]:
     glam = 1.0 * L  # small global batch: noisy estimators, so mutants show
     gprob, galias, grate, _ = global_tables(fg, glam)
     from samplers.kernels import min_gibbs as MI
+
     for mut, name in ((MI.MUT_NONE, None), (MI.MUT_REFRESH_CURRENT, "refresh-current")):
         X0 = X[rng.choice(len(pi), size=reps, p=pi)]
-        Y = E.stationary_start_min_gibbs(fg, X0, gprob, galias, grate, glam, k_steps,
-                                         np.random.default_rng(rng.integers(2**63)), mut)
+        Y = E.stationary_start_min_gibbs(
+            fg, X0, gprob, galias, grate, glam, k_steps, np.random.default_rng(rng.integers(2**63)), mut
+        )
         tests.append(("stationary_start", "min_gibbs", name, g_test(graph_counts(fg.card, Y), pi)))
     lam1 = L
     prob_, alias, Msum = PG.build_local_tables(fg, 1.0)
@@ -156,23 +182,44 @@ def stationarity_rows(quick: bool) -> list[dict]:
     arate = lam1 * fg.M / L
     bufsize = PG.candidate_buffer_for(float(Lam.max())).shape[0]
     from samplers.kernels import doublemin_gibbs as DM
+
     for mut, name in ((DM.MUT_NONE, None), (DM.MUT_REFRESH_CURRENT, "refresh-current")):
         X0 = X[rng.choice(len(pi), size=reps, p=pi)]
-        Y = E.stationary_start_doublemin(fg, X0, prob_, alias, Lam, arate, bufsize, gprob, galias,
-                                         grate, glam, k_steps,
-                                         np.random.default_rng(rng.integers(2**63)), mut)
-        tests.append(("stationary_start", "doublemin_gibbs", name,
-                      g_test(graph_counts(fg.card, Y), pi)))
+        Y = E.stationary_start_doublemin(
+            fg,
+            X0,
+            prob_,
+            alias,
+            Lam,
+            arate,
+            bufsize,
+            gprob,
+            galias,
+            grate,
+            glam,
+            k_steps,
+            np.random.default_rng(rng.integers(2**63)),
+            mut,
+        )
+        tests.append(("stationary_start", "doublemin_gibbs", name, g_test(graph_counts(fg.card, Y), pi)))
     thr = ALPHA / len(tests)
     for check, method, name, (stat, p, dof) in tests:
         ok = p > thr
-        rows.append({"check": check if name is None else f"{check}[mutant={name}]", "paper": PAPER,
-                     "method": method, "target": "ising_tiny",
-                     "statistic": "G-test p-value of x after 6 steps from exact stationarity"
-                     + ("" if name is None else " (MUTANT: must be < threshold)"),
-                     "value": p, "threshold": thr, "passed": bool(ok if name is None else not ok),
-                     "detail": f"{reps} independent chains, G={stat:.1f}, dof={dof}, "
-                               f"global batch lambda={glam:.3f}"})
+        rows.append(
+            {
+                "check": check if name is None else f"{check}[mutant={name}]",
+                "paper": PAPER,
+                "method": method,
+                "target": "ising_tiny",
+                "statistic": "G-test p-value of x after 6 steps from exact stationarity"
+                + ("" if name is None else " (MUTANT: must be < threshold)"),
+                "value": p,
+                "threshold": thr,
+                "passed": bool(ok if name is None else not ok),
+                "detail": f"{reps} independent chains, G={stat:.1f}, dof={dof}, "
+                f"global batch lambda={glam:.3f}",
+            }
+        )
     return rows
 
 
@@ -192,10 +239,18 @@ def thm1_rows(quick: bool) -> list[dict]:
             P, _, neg = E.poisson_gibbs_matrix(fg, lam)
             ratio = MK.spectral_gap(P, pi) / g0
             bound = float(np.exp(-4 * L * L / lam))
-            rows.append({"check": "thm1_gap_ratio", "paper": PAPER, "theorem": "Thm 1",
-                         "params": f"{tname}, L={L:.4f}, lambda={m}L={lam:.3f}",
-                         "bound": bound, "measured": ratio, "holds": bool(ratio >= bound - 1e-9),
-                         "slack": ratio - bound})
+            rows.append(
+                {
+                    "check": "thm1_gap_ratio",
+                    "paper": PAPER,
+                    "theorem": "Thm 1",
+                    "params": f"{tname}, L={L:.4f}, lambda={m}L={lam:.3f}",
+                    "bound": bound,
+                    "measured": ratio,
+                    "holds": bool(ratio >= bound - 1e-9),
+                    "slack": ratio - bound,
+                }
+            )
     return rows
 
 
@@ -209,17 +264,25 @@ def thm2_rows(quick: bool) -> list[dict]:
     phi = rng.random((N, S)) * M[:, None]
     L = float(M.sum())
     rows = []
-    for m in ((1, 4, 16) if quick else (0.5, 1, 2, 4, 8, 16, 64)):
+    for m in (1, 4, 16) if quick else (0.5, 1, 2, 4, 8, 16, 64):
         lam = m * L
         P, Q, U = E.poisson_mh_lattice_matrix(phi, M, lam)
         pi = _pi(U)
         ratio = MK.spectral_gap(P, pi) / MK.spectral_gap(Q, pi)
         bound = 0.5 * float(np.exp(-L * L / (lam + L)))
         db = MK.detailed_balance_residual(P, pi)
-        rows.append({"check": "thm2_gap_ratio", "paper": PAPER, "theorem": "Thm 2",
-                     "params": f"1-D lattice S={S}, N={N}, L={L:.2f}, lambda={m}L, DB residual "
-                               f"{db:.1e}", "bound": bound, "measured": ratio,
-                     "holds": bool(ratio >= bound - 1e-9 and db < 1e-10), "slack": ratio - bound})
+        rows.append(
+            {
+                "check": "thm2_gap_ratio",
+                "paper": PAPER,
+                "theorem": "Thm 2",
+                "params": f"1-D lattice S={S}, N={N}, L={L:.2f}, lambda={m}L, DB residual {db:.1e}",
+                "bound": bound,
+                "measured": ratio,
+                "holds": bool(ratio >= bound - 1e-9 and db < 1e-10),
+                "slack": ratio - bound,
+            }
+        )
     return rows
 
 
@@ -238,51 +301,84 @@ def statement1_rows(quick: bool) -> list[dict]:
         exp_B = float(Lam.mean())
         se = float(np.sqrt((Lam.mean() + Lam.var()) / n_iter))  # Var B = E Lam + Var Lam
         ok = B.mean() <= lam + L and abs(B.mean() - exp_B) <= 4 * se
-        rows.append({"check": "statement1_cost", "paper": PAPER, "theorem": "Statement 1",
-                     "params": f"{prob.name}, lambda={m}L^2, {n_iter} iters; E[B]=mean Lambda_i="
-                               f"{exp_B:.2f}", "bound": lam + L, "measured": float(B.mean()),
-                     "holds": bool(ok), "slack": lam + L - float(B.mean())})
+        rows.append(
+            {
+                "check": "statement1_cost",
+                "paper": PAPER,
+                "theorem": "Statement 1",
+                "params": f"{prob.name}, lambda={m}L^2, {n_iter} iters; E[B]=mean Lambda_i={exp_B:.2f}",
+                "bound": lam + L,
+                "measured": float(B.mean()),
+                "holds": bool(ok),
+                "slack": lam + L - float(B.mean()),
+            }
+        )
     return rows
 
 
 def continuous_stationarity_rows(quick: bool) -> list[dict]:
     from verify.poisson_gibbs_cont import stationarity_rows as sr
+
     return sr(quick)
 
 
 def thm3_rows(quick: bool) -> list[dict]:
     from verify.poisson_gibbs_cont import thm3_rows as t3
+
     return t3(quick)
 
 
 def thm45_rows(quick: bool) -> list[dict]:
     from verify.poisson_gibbs_cont import thm45_rows as t45
+
     return t45(quick)
 
 
 def claim_rows(quick: bool) -> list[dict]:
     from verify.poisson_gibbs_claims import claim_rows as cr
+
     return cr(quick)
 
 
 CHECKS = [
-    Check("pg_kernel_vs_matrix", "exact", PAPER,
-          "gibbs / poisson_gibbs / mgpmh one-step G-tests vs exact matrices + mutants",
-          kernel_vs_matrix_rows, FAMILY),
-    Check("pg_detailed_balance", "exact", PAPER,
-          "exact matrices reversible; TV of the uncorrected MGPMH variant", detailed_balance_rows,
-          FAMILY),
-    Check("pg_min_stationarity", "exact", "De Sa et al. 2018 (reconstructed)",
-          "min_gibbs / doublemin_gibbs preserve pi from exact augmented-stationary starts",
-          stationarity_rows, FAMILY),
-    Check("pg_continuous_stationarity", "exact", PAPER,
-          "gibbs_its/gibbs_da/pgits/pgda/rejection keep pi from exact starts (+ mutant)",
-          continuous_stationarity_rows, FAMILY),
+    Check(
+        "pg_kernel_vs_matrix",
+        "exact",
+        PAPER,
+        "gibbs / poisson_gibbs / mgpmh one-step G-tests vs exact matrices + mutants",
+        kernel_vs_matrix_rows,
+        FAMILY,
+    ),
+    Check(
+        "pg_detailed_balance",
+        "exact",
+        PAPER,
+        "exact matrices reversible; TV of the uncorrected MGPMH variant",
+        detailed_balance_rows,
+        FAMILY,
+    ),
+    Check(
+        "pg_min_stationarity",
+        "exact",
+        "De Sa et al. 2018 (reconstructed)",
+        "min_gibbs / doublemin_gibbs preserve pi from exact augmented-stationary starts",
+        stationarity_rows,
+        FAMILY,
+    ),
+    Check(
+        "pg_continuous_stationarity",
+        "exact",
+        PAPER,
+        "gibbs_its/gibbs_da/pgits/pgda/rejection keep pi from exact starts (+ mutant)",
+        continuous_stationarity_rows,
+        FAMILY,
+    ),
     Check("pg_thm1", "theory", PAPER, "Thm 1 gap ratio over a lambda sweep", thm1_rows, FAMILY),
     Check("pg_thm2", "theory", PAPER, "Thm 2 Poisson-MH gap ratio", thm2_rows, FAMILY),
     Check("pg_statement1", "theory", PAPER, "Statement 1 cost lambda + L", statement1_rows, FAMILY),
     Check("pg_thm3", "theory", PAPER, "Thm 3 Chebyshev interpolation error", thm3_rows, FAMILY),
-    Check("pg_thm45", "theory", PAPER, "Thms 4/5 PGDA/PGITS gap ratios (quadrature kernel)",
-          thm45_rows, FAMILY),
+    Check(
+        "pg_thm45", "theory", PAPER, "Thms 4/5 PGDA/PGITS gap ratios (quadrature kernel)", thm45_rows, FAMILY
+    ),
     Check("pg_claims", "claim", PAPER, "seed 000 §4 claims", claim_rows, FAMILY),
 ]
