@@ -31,12 +31,13 @@ from samplers.hotloop import (
     log_flush,
     packed,
     pair_quadratic,
-    prefetch_first_candidates,
+    prefetch1,
     prefetch_row,
     rlr_pair,
 )
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
+from samplers.streams import new_stream, uniform
 from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, phi_i
 
 ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
@@ -111,11 +112,28 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alias, Lam: float, rng, buf, err):
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
     at theta (thinning) and theta' (ratio term if kept) in one pass (two accumulators; TG / RLR read
-    the packed row ``t.rows[i]`` = x_i, y_i, M_i, shift_i, one random row per candidate; rows
-    prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
-    running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
-    Returns ``(log_ratio, B, nk, buf)``."""
-    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
+    the packed row ``t.rows[i]`` = x_i, y_i, M_i, shift_i, one random row per candidate). The kept
+    log-ratios are summed through a running product (:func:`samplers.hotloop.log_accumulate`,
+    rounding-level equal to the sum of logs). Returns ``(log_ratio, B, nk, buf)``.
+
+    The alias draws of :func:`samplers.poisson_minibatch.draw_candidates` (same B, same stream, same
+    uniform per candidate, hence the same candidates in the same order: chains are bit-identical to the
+    two-pass version) are, for tables of >= ``ALIAS_PREFETCH_MIN`` entries, software-pipelined into the
+    evaluation loop: at step b the table slot of candidate ``b + 2 PREFETCH_AHEAD`` is prefetched,
+    candidate ``b + PREFETCH_AHEAD`` is resolved from its (now cached) slot and its row prefetched, and
+    candidate b is evaluated. A separate pass over all B slots prefetched far more lines than the core
+    keeps in flight or in L2 at N = 1e6 (-18 to -23 % per candidate there, docs/performance.md §4.10).
+    Smaller tables are drawn in one pass first (as before); their rows are prefetched the same way."""
+    n = prob.shape[0]
+    small = n < ALIAS_PREFETCH_MIN  # the table stays in L2: draw all candidates first, in one pass
+    if small:
+        B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
+    else:
+        B = rng.poisson(Lam)
+        st = new_stream(rng)
+        if B > buf.shape[0]:
+            buf = np.empty(2 * B, dtype=np.int64)
+    fb = buf[:B].view(np.float64)  # slot coordinate v = u n of candidate k, until k is resolved
     kind = t.kind
     X = t.X
     y = t.y
@@ -127,18 +145,35 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     pk = packed(kind)
     cm = X.shape[1] + ROW_M
     cs = X.shape[1] + ROW_SHIFT
+    db = PREFETCH_AHEAD
+    da = db if small else 2 * PREFETCH_AHEAD
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
-    prefetch_first_candidates(rows, X, pk, buf, B)
-    for b in range(B):
-        if b + PREFETCH_AHEAD < B:
-            ia = buf[b + PREFETCH_AHEAD]
+    for b in range(-da, B):
+        ka = b + da
+        if not small and ka < B:  # stage 1: slot of candidate ka
+            v = uniform(st, ka) * n
+            fb[ka] = v
+            j = min(int(v), n - 1)
+            prefetch1(prob, j)
+            prefetch1(alias, j)
+        kb = b + db
+        if 0 <= kb < B:  # stage 2: resolve candidate kb (small tables: drawn already), prefetch its row
+            if small:
+                ia = buf[kb]
+            else:
+                v = fb[kb]
+                j = min(int(v), n - 1)
+                ia = j if v - j < prob[j] else alias[j]
+                buf[kb] = ia
             prefetch_row(rows, ia)
             if not pk:
                 prefetch_row(X, ia)
-        i = buf[b]
+        if b < 0:
+            continue
+        i = buf[b]  # stage 3: evaluate candidate b
         if kind == TG or kind == GAUSS:
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
         elif kind == RLR:
