@@ -211,16 +211,22 @@ def _ref_poisson_mh(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
     return s, B, nk
 
 
+def _target_for(rng, name: str, N: int):
+    """``_targets(rng, N)[name]``; above 1000 data the TG with paper-style tempering N beta = 1 (keeps L,
+    hence B, moderate) so that the alias table is large enough for the pipelined candidate path."""
+    if N <= 1000:
+        return _targets(rng, N)[name]
+    Y, s2 = tall.make_truncated_gaussian_data(rng, N, 20)
+    return tall.truncated_gaussian(Y, s2, beta=1.0 / N, K=3.0), 0.1 * rng.standard_normal(20)
+
+
 @pytest.mark.parametrize(
     "name,N",
     [("tg", 300), ("rlr", 300), ("logistic", 300), ("mixture", 300), ("tg", ALIAS_PREFETCH_MIN + 10)],
 )
 def test_poisson_counts_ratio_matches_reference(name, N):
     rng = np.random.default_rng(6)
-    t, theta = _targets(rng, N)[name]
-    if N > 1000:  # paper-style tempering N beta = 1 keeps L (hence B) moderate
-        Y, s2 = tall.make_truncated_gaussian_data(rng, N, 20)
-        t, theta = tall.truncated_gaussian(Y, s2, beta=1.0 / N, K=3.0), 0.1 * rng.standard_normal(20)
+    t, theta = _target_for(rng, name, N)
     L = float(t.M.sum())
     lam = max(3000.0 - L, 0.2 * L)
     assert lam + L < 1e5, L
@@ -265,10 +271,12 @@ def _ref_tuna(t, theta, theta_p, chi, C, prob, alias, rng, buf):
     return s, B, nk
 
 
-@pytest.mark.parametrize("name", ["tg", "rlr", "logistic"])
-def test_tuna_log_ratio_matches_reference(name):
+@pytest.mark.parametrize(
+    "name,N", [("tg", 400), ("rlr", 400), ("logistic", 400), ("tg", ALIAS_PREFETCH_MIN + 10)]
+)
+def test_tuna_log_ratio_matches_reference(name, N):
     rng = np.random.default_rng(7)
-    t, theta = _targets(rng, 400)[name]
+    t, theta = _target_for(rng, name, N)
     C = float(t.c.sum())
     prob, alias = alias_for(t.c)
     err = np.zeros(2, dtype=np.int64)
@@ -323,10 +331,13 @@ def _ref_counts_grad(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
     return s, B, nk, g, g_p
 
 
-@pytest.mark.parametrize("name", ["tg", "rlr", "logistic", "mixture"])
-def test_poisson_grad_passes_match_reference(name):
+@pytest.mark.parametrize(
+    "name,N",
+    [("tg", 300), ("rlr", 300), ("logistic", 300), ("mixture", 300), ("tg", ALIAS_PREFETCH_MIN + 10)],
+)
+def test_poisson_grad_passes_match_reference(name, N):
     rng = np.random.default_rng(8)
-    t, theta = _targets(rng, 300)[name]
+    t, theta = _target_for(rng, name, N)
     d = theta.shape[0]
     L = float(t.M.sum())
     lam = max(3000.0 - L, 0.2 * L)

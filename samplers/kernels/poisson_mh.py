@@ -25,19 +25,21 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
-    PREFETCH_AHEAD,
     ll_pair,
     log_accumulate,
     log_flush,
     packed,
     pair_quadratic,
-    prefetch1,
-    prefetch_row,
     rlr_pair,
 )
-from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, draw_candidates, keep
+from samplers.poisson_minibatch import (
+    advance_candidates,
+    candidate_lead,
+    draw_candidates,
+    keep,
+    open_candidates,
+)
 from samplers.proposals import log_q_ratio, propose
-from samplers.streams import new_stream, uniform
 from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, phi_i
 
 ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
@@ -116,24 +118,14 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     log-ratios are summed through a running product (:func:`samplers.hotloop.log_accumulate`,
     rounding-level equal to the sum of logs). Returns ``(log_ratio, B, nk, buf)``.
 
-    The alias draws of :func:`samplers.poisson_minibatch.draw_candidates` (same B, same stream, same
-    uniform per candidate, hence the same candidates in the same order: chains are bit-identical to the
-    two-pass version) are, for tables of >= ``ALIAS_PREFETCH_MIN`` entries, software-pipelined into the
-    evaluation loop: at step b the table slot of candidate ``b + 2 PREFETCH_AHEAD`` is prefetched,
-    candidate ``b + PREFETCH_AHEAD`` is resolved from its (now cached) slot and its row prefetched, and
-    candidate b is evaluated. A separate pass over all B slots prefetched far more lines than the core
-    keeps in flight or in L2 at N = 1e6 (-18 to -23 % per candidate there, docs/performance.md §4.10).
-    Smaller tables are drawn in one pass first (as before); their rows are prefetched the same way."""
-    n = prob.shape[0]
-    small = n < ALIAS_PREFETCH_MIN  # the table stays in L2: draw all candidates first, in one pass
-    if small:
-        B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
-    else:
-        B = rng.poisson(Lam)
-        st = new_stream(rng)
-        if B > buf.shape[0]:
-            buf = np.empty(2 * B, dtype=np.int64)
-    fb = buf[:B].view(np.float64)  # slot coordinate v = u n of candidate k, until k is resolved
+    Candidates come from :func:`samplers.poisson_minibatch.open_candidates` /
+    :func:`~samplers.poisson_minibatch.advance_candidates` (same B, stream and uniform per candidate as
+    ``draw_candidates``, hence the same candidates in the same order: chains are bit-identical to the
+    two-pass version); for tables of >= ``ALIAS_PREFETCH_MIN`` entries the alias draws are
+    software-pipelined into the evaluation loop (slot of candidate b + 16 prefetched, candidate b + 8
+    resolved and its row prefetched, candidate b evaluated): -18 to -23 % per candidate at N = 1e6,
+    docs/performance.md §4.10."""
+    B, buf, st, small, fb = open_candidates(prob, alias, Lam, rng, buf)
     kind = t.kind
     X = t.X
     y = t.y
@@ -145,35 +137,15 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     pk = packed(kind)
     cm = X.shape[1] + ROW_M
     cs = X.shape[1] + ROW_SHIFT
-    db = PREFETCH_AHEAD
-    da = db if small else 2 * PREFETCH_AHEAD
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
-    for b in range(-da, B):
-        ka = b + da
-        if not small and ka < B:  # stage 1: slot of candidate ka
-            v = uniform(st, ka) * n
-            fb[ka] = v
-            j = min(int(v), n - 1)
-            prefetch1(prob, j)
-            prefetch1(alias, j)
-        kb = b + db
-        if 0 <= kb < B:  # stage 2: resolve candidate kb (small tables: drawn already), prefetch its row
-            if small:
-                ia = buf[kb]
-            else:
-                v = fb[kb]
-                j = min(int(v), n - 1)
-                ia = j if v - j < prob[j] else alias[j]
-                buf[kb] = ia
-            prefetch_row(rows, ia)
-            if not pk:
-                prefetch_row(X, ia)
+    for b in range(-candidate_lead(small), B):
+        advance_candidates(b, B, st, prob, alias, buf, fb, small, rows, X, pk)
         if b < 0:
             continue
-        i = buf[b]  # stage 3: evaluate candidate b
+        i = buf[b]
         if kind == TG or kind == GAUSS:
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
         elif kind == RLR:
