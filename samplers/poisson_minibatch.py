@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from samplers.alias import alias_slot, build_alias
-from samplers.hotloop import PREFETCH_AHEAD, prefetch1, prefetch_row
+from samplers.hotloop import prefetch1
 from samplers.streams import new_stream, uniform
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
@@ -63,63 +63,6 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
         else:
             buf[b] = alias[j]
     return B, buf, st
-
-
-@njit(cache=True)
-def open_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: np.ndarray):
-    """Start of a *pipelined* candidate pass (the hot loops of PoissonMH, TunaMH, Poisson-MALA/Barker):
-    returns ``(B, buf, st, small, fb)``. Same B, stream and per-candidate uniforms as
-    :func:`draw_candidates`, hence the same candidates in the same order. Tables of fewer than
-    ``ALIAS_PREFETCH_MIN`` entries (``small``) are drawn here in one pass; larger ones only get B and the
-    stream, and :func:`advance_candidates` resolves candidate k a few steps before the loop evaluates it
-    (``fb``: float64 view of ``buf`` holding slot coordinates until they are resolved). A separate pass
-    prefetching all B table slots first issued far more lines than the core keeps in flight or in L2
-    at N = 1e6 (docs/performance.md §4.10)."""
-    n = prob.shape[0]
-    small = n < ALIAS_PREFETCH_MIN
-    if small:
-        B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
-    else:
-        B = rng.poisson(Lam)
-        st = new_stream(rng)
-        if B > buf.shape[0]:
-            buf = np.empty(2 * B, dtype=np.int64)
-    return B, buf, st, small, buf[:B].view(np.float64)
-
-
-@njit(cache=True, inline="always")
-def candidate_lead(small: bool) -> int:
-    """How many steps before candidate 0 the loop ``for b in range(-lead, B)`` starts."""
-    return PREFETCH_AHEAD if small else 2 * PREFETCH_AHEAD
-
-
-@njit(cache=True, inline="always")
-def advance_candidates(b: int, B: int, st, prob, alias, buf, fb, small: bool, rows, X, pk: bool) -> None:
-    """Step b of a pipelined pass (call it for b = -candidate_lead(small), ..., B - 1, then evaluate
-    ``buf[b]`` when b >= 0): large tables prefetch the slot of candidate ``b + 2 PREFETCH_AHEAD``;
-    candidate ``b + PREFETCH_AHEAD`` is resolved from its slot (large tables) and its row of ``rows``
-    (and of ``X`` unless ``pk``) prefetched."""
-    n = prob.shape[0]
-    if not small:
-        ka = b + 2 * PREFETCH_AHEAD
-        if 0 <= ka < B:
-            v = uniform(st, ka) * n
-            fb[ka] = v
-            j = min(int(v), n - 1)
-            prefetch1(prob, j)
-            prefetch1(alias, j)
-    kb = b + PREFETCH_AHEAD
-    if 0 <= kb < B:
-        if small:
-            ia = buf[kb]
-        else:
-            v = fb[kb]
-            j = min(int(v), n - 1)
-            ia = j if v - j < prob[j] else alias[j]
-            buf[kb] = ia
-        prefetch_row(rows, ia)
-        if not pk:
-            prefetch_row(X, ia)
 
 
 @njit(cache=True, inline="always")

@@ -36,7 +36,7 @@ from samplers.hotloop import (
     prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
-from samplers.poisson_minibatch import advance_candidates, candidate_lead, keep, open_candidates
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, log_prior_grad
 
@@ -51,7 +51,7 @@ def counts_and_grad(
     the gradient of a candidate is computed only if it is kept (it only enters g then).
     Returns ``(B, nk, buf, kept_i, kept_r)`` as :func:`samplers.kernels.poisson_mh.poisson_counts`."""
     d = theta.shape[0]
-    B, buf, st, small, fb = open_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     g[:] = 0.0
     log_prior_grad(t, theta, g)
@@ -67,10 +67,13 @@ def counts_and_grad(
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
     r = 0.0
-    for b in range(-candidate_lead(small), B):
-        advance_candidates(b, B, st, prob, alias, buf, fb, small, rows, X, pk)
-        if b < 0:
-            continue
+    prefetch_first_candidates(rows, X, pk, buf, B)
+    for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            ia = buf[b + PREFETCH_AHEAD]
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = buf[b]
         if kind == TG or kind == GAUSS:
             ll = one_quadratic(rows, w, beta, i, theta)

@@ -25,20 +25,17 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
+    PREFETCH_AHEAD,
     ll_pair,
     log_accumulate,
     log_flush,
     packed,
     pair_quadratic,
+    prefetch_first_candidates,
+    prefetch_row,
     rlr_pair,
 )
-from samplers.poisson_minibatch import (
-    advance_candidates,
-    candidate_lead,
-    draw_candidates,
-    keep,
-    open_candidates,
-)
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, phi_i
 
@@ -114,18 +111,11 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alias, Lam: float, rng, buf, err):
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
     at theta (thinning) and theta' (ratio term if kept) in one pass (two accumulators; TG / RLR read
-    the packed row ``t.rows[i]`` = x_i, y_i, M_i, shift_i, one random row per candidate). The kept
-    log-ratios are summed through a running product (:func:`samplers.hotloop.log_accumulate`,
-    rounding-level equal to the sum of logs). Returns ``(log_ratio, B, nk, buf)``.
-
-    Candidates come from :func:`samplers.poisson_minibatch.open_candidates` /
-    :func:`~samplers.poisson_minibatch.advance_candidates` (same B, stream and uniform per candidate as
-    ``draw_candidates``, hence the same candidates in the same order: chains are bit-identical to the
-    two-pass version); for tables of >= ``ALIAS_PREFETCH_MIN`` entries the alias draws are
-    software-pipelined into the evaluation loop (slot of candidate b + 16 prefetched, candidate b + 8
-    resolved and its row prefetched, candidate b evaluated): -18 to -23 % per candidate at N = 1e6,
-    docs/performance.md §4.10."""
-    B, buf, st, small, fb = open_candidates(prob, alias, Lam, rng, buf)
+    the packed row ``t.rows[i]`` = x_i, y_i, M_i, shift_i, one random row per candidate; rows
+    prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
+    running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
+    Returns ``(log_ratio, B, nk, buf)``."""
+    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
     kind = t.kind
     X = t.X
     y = t.y
@@ -141,10 +131,13 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alia
     p = 1.0
     npf = 0
     nk = 0
-    for b in range(-candidate_lead(small), B):
-        advance_candidates(b, B, st, prob, alias, buf, fb, small, rows, X, pk)
-        if b < 0:
-            continue
+    prefetch_first_candidates(rows, X, pk, buf, B)
+    for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            ia = buf[b + PREFETCH_AHEAD]
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = buf[b]
         if kind == TG or kind == GAUSS:
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)

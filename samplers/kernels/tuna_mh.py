@@ -21,15 +21,18 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
+    PREFETCH_AHEAD,
     ll_pair,
     log_accumulate,
     log_flush,
     packed,
     pair_quadratic,
+    prefetch_first_candidates,
+    prefetch_row,
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
-from samplers.poisson_minibatch import advance_candidates, candidate_lead, keep, open_candidates
+from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, ROW_C, ROW_Y, TG, TallData, log_prior
 
@@ -48,11 +51,11 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     if Md == 0.0:
         return 0.0, 0, 0, buf, kept_i
     lam = chi * C * C * Md * Md
-    B, buf, st, small, fb = open_candidates(prob, alias, lam + C * Md, rng, buf)
+    B, buf, st = draw_candidates(prob, alias, lam + C * Md, rng, buf)
     if B > kept_i.shape[0]:
         kept_i = np.empty(2 * B, dtype=np.int64)
     # hot loop on the arrays (no NamedTuple per call), both U values from one pass over the row,
-    # candidates resolved and rows prefetched ahead (advance_candidates), logs through a running product
+    # rows prefetched PREFETCH_AHEAD candidates ahead, logs through a running product (hotloop)
     kind = t.kind
     X = t.X
     y = t.y
@@ -68,10 +71,13 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     p = 1.0
     npf = 0
     nk = 0
-    for b in range(-candidate_lead(small), B):
-        advance_candidates(b, B, st, prob, alias, buf, fb, small, rows, X, pk)
-        if b < 0:
-            continue
+    prefetch_first_candidates(rows, X, pk, buf, B)
+    for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            ia = buf[b + PREFETCH_AHEAD]
+            prefetch_row(rows, ia)
+            if not pk:
+                prefetch_row(X, ia)
         i = buf[b]
         ci = rows[i, cc]
         cm = ci * Md
