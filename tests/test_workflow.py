@@ -166,8 +166,11 @@ def test_config_schema_requires_reason():
     from snakemake.utils import validate
 
     schema = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
-    for name in ("default.yaml", "smoke.yaml"):
-        validate(yaml.safe_load((REPO / "config" / name).read_text()), schema)
+    default = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
+    names = sorted(p.name for p in (REPO / "config").glob("*.yaml"))
+    assert {"default.yaml", "smoke.yaml"} <= set(names)
+    for name in names:  # every shipped config, merged on default.yaml as `--configfile` does
+        validate({**default, **yaml.safe_load((REPO / "config" / name).read_text())}, schema)
     cfg = yaml.safe_load((REPO / "config" / "default.yaml").read_text())
     cfg["overrides"] = {"x": {"scale": "paper", "settings": {"replicates": 2}}}
     with pytest.raises(Exception, match="reason"):
