@@ -274,3 +274,39 @@ def test_paired_claims_compare_common_runs_only() -> None:
         }
     )
     assert R.paired_claims(df, "ess_s")[0] is False
+
+
+def test_missing_metric_leaves_cell_out_not_verdict_nan() -> None:
+    """A cell with no value for a convention (e.g. no CPU record for ``authors_cpu``) is left out of that
+    convention's table and claims, and its run counts as incomplete: before, the method's mean became NaN
+    and the claims read "not held (xnan)" although every complete run held."""
+    spec = {
+        "poisson_mala": dict.fromkeys(range(4), 500.0),
+        "poisson_barker": dict.fromkeys(range(4), 400.0),
+        "poisson_mh": dict.fromkeys(range(4), 50.0),
+        "mala": dict.fromkeys(range(4), 20.0),
+    }
+    df = _cells(spec).assign(
+        cell=lambda d: [f"{m}_run{r}" for m, r in zip(d["method"], d["run"], strict=True)]
+    )
+    df.loc[(df["method"] == "poisson_barker") & (df["run"] == 1), "ess_s"] = pd.Series(
+        [[math.nan] * 3], index=df.index[(df["method"] == "poisson_barker") & (df["run"] == 1)]
+    )
+    ok, missing = R.with_metric(df, "ess_s")
+    assert missing == ["poisson_barker_run1"] and len(ok) == len(df) - 1
+    t = R.ess_summary(ok, "ess_s", {})
+    assert np.isfinite(t["pc"].map(lambda x: x[1])).all()
+    assert t.set_index("method").loc["poisson_barker", "runs"] == 3
+    claims = R.ess_claims(ok, "ess_s", "authors", {}, "T")
+    top, beat = claims[0], claims[1]
+    assert top["held"] and beat["held"]
+    assert (
+        top["runs_held"] == "3/3 (1 incomplete)" and "run1: incomplete (no Poisson-Barker)" in top["per_run"]
+    )
+    # the same cell with a real (finite) value that breaks the claim in its run still counts
+    df2 = df.copy()
+    df2.loc[(df2["method"] == "poisson_barker") & (df2["run"] == 1), "ess_s"] = pd.Series(
+        [[1.0] * 3], index=df2.index[(df2["method"] == "poisson_barker") & (df2["run"] == 1)]
+    )
+    claims = R.ess_claims(R.with_metric(df2, "ess_s")[0], "ess_s", "authors", {}, "T")
+    assert claims[0]["runs_held"] == "3/4" and claims[1]["runs_held"] == "3/4"

@@ -170,6 +170,23 @@ def _nanmean(x) -> float:
     return float(a[np.isfinite(a)].mean()) if np.isfinite(a).any() else float("nan")
 
 
+def with_metric(df: pd.DataFrame, col: str) -> tuple[pd.DataFrame, list[str]]:
+    """The cells whose ``col`` vector is finite, and the ids of those left out (e.g. ``ess_s_cpu`` of a cell
+    with no CPU record): a missing value must leave the cell out of that convention's tables and claims,
+    never turn a mean or a verdict into NaN / "not held"."""
+    ok = np.array([np.isfinite(np.asarray(v, float)).all() for v in df[col]], bool)
+    return df[ok], sorted(df.loc[~ok, "cell"]) if "cell" in df else []
+
+
+def _missing_note(k: str, missing: list[str]) -> str:
+    if not missing:
+        return ""
+    return (
+        f"\n{len(missing)} cell(s) have no {k} value and are left out of this convention's table and claims "
+        f"(their runs count as incomplete there): {', '.join(missing)}.\n"
+    )
+
+
 def per_run_stats(df: pd.DataFrame, col: str) -> pd.DataFrame:
     """One row per cell: (min, med, max) over coordinates of the vector column ``col``."""
     out = df[["method", "target_rate", "run"]].copy()
@@ -271,8 +288,11 @@ def ks_markdown(df: pd.DataFrame) -> str:
 def _claim(
     table: str, claim: str, rate, metric: str, measured: str, paper: str, held: bool, runs: list
 ) -> dict:
-    n_ok = sum(bool(h) for _, h in runs)
-    per_run = "; ".join(f"run{k}: {txt}" for k, (txt, _) in enumerate(runs)) if runs else "-"
+    # ``runs``: per run ``(text, held)`` (run = position) or ``(run, (text, held))``; held None = undecided
+    runs = [r if isinstance(r[0], (int, np.integer)) else (k, r) for k, r in enumerate(runs)]
+    n_ok = sum(h is not None and bool(h) for _, (_, h) in runs)
+    n_dec = sum(h is not None for _, (_, h) in runs)
+    per_run = "; ".join(f"run{k}: {txt}" for k, (txt, _) in runs) if runs else "-"
     return {
         "table": table,
         "claim": claim,
@@ -282,7 +302,7 @@ def _claim(
         "paper": paper,
         "held": held,
         "per_run": per_run,
-        "runs_held": f"{n_ok}/{len(runs)}",
+        "runs_held": f"{n_ok}/{n_dec}" + (f" ({len(runs) - n_dec} incomplete)" if n_dec < len(runs) else ""),
     }
 
 
@@ -380,12 +400,19 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
         pm = _paper_meds(paper, rate)
         ptop, _, pbeat, _ = _top_two_and_beat(pm)
         runs_top, runs_beat = [], []
+        every = set(g_rate["method"])
         for run in sorted(pr["run"].unique()):
             g = pr[(pr["target_rate"] == rate) & (pr["run"] == run)]
             meds = dict(zip(g["method"], g["med"], strict=True))
+            lack = sorted(m for m in every - set(meds) if not m.endswith(X.RECOMPUTE))
+            if lack:  # a verdict without a method would be a verdict on another claim
+                txt = "incomplete (no " + ", ".join(_label(m) for m in lack) + ")"
+                runs_top.append((run, (txt, None)))
+                runs_beat.append((run, (txt, None)))
+                continue
             t2, ok2, bt, okb = _top_two_and_beat(meds)
-            runs_top.append((", ".join(_label(m) for m in t2) + (" ✓" if ok2 else " ✗"), ok2))
-            runs_beat.append((bt.split("(")[-1].rstrip(")") + (" ✓" if okb else " ✗"), okb))
+            runs_top.append((run, (", ".join(_label(m) for m in t2) + (" ✓" if ok2 else " ✗"), ok2)))
+            runs_beat.append((run, (bt.split("(")[-1].rstrip(")") + (" ✓" if okb else " ✗"), okb)))
         top_txt = ", ".join(f"{_label(m)} {_fmt(agg[m])}" for m in top)
         nxt = sorted(agg, key=agg.get, reverse=True)[2:3]
         if nxt:
@@ -421,8 +448,13 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                 g = pr[(pr["target_rate"] == rate) & (pr["run"] == run)]
                 meds = dict(zip(g["method"], g["med"], strict=True))
                 if any(m.endswith(X.RECOMPUTE) for m in meds):
+                    lack = sorted(m for m in every - set(meds) if m in MINI or m.endswith(X.RECOMPUTE))
+                    if lack:
+                        txt = "incomplete (no " + ", ".join(_label(m) for m in lack) + ")"
+                        runs_a.append((run, (txt, None)))
+                        continue
                     _, _, bt, okb = _top_two_and_beat(meds, authors=True)
-                    runs_a.append((bt.split("(")[-1].rstrip(")") + (" ✓" if okb else " ✗"), okb))
+                    runs_a.append((run, (bt.split("(")[-1].rstrip(")") + (" ✓" if okb else " ✗"), okb)))
             out.append(
                 _claim(
                     table,
@@ -600,14 +632,19 @@ def build_report(
         )
         for k in _metrics(ess):
             col = METRICS[k][0]
-            t = ess_summary(ess, col, X.P_TG)
-            parts.append(f"\n### Table 4 counterpart, ESS convention: {k}\n\n" + ess_markdown(t))
+            ok, missing = with_metric(ess, col)
+            t = ess_summary(ok, col, X.P_TG)
+            parts.append(
+                f"\n### Table 4 counterpart, ESS convention: {k}\n\n"
+                + ess_markdown(t)
+                + _missing_note(k, missing)
+            )
             if k == "authors":
                 parts.append(
                     "\n### Table 1 counterpart (best rate per method), authors' ESS\n\n"
                     + best_rate_markdown(t, X.P_TG)
                 )
-            claims += ess_claims(ess, col, k, X.P_TG, "TG Table 4")
+            claims += ess_claims(ok, col, k, X.P_TG, "TG Table 4")
         parts.append(
             "\n### Table 3 counterpart: KS vs exact draws after the authors' burn-in\n\n" + ks_markdown(df)
         )
@@ -645,14 +682,15 @@ def build_report(
             )
             for k in _metrics(sub):
                 col = METRICS[k][0]
-                t = ess_summary(sub, col, paper)
-                parts.append(f"\n### ESS convention: {k}\n\n" + ess_markdown(t))
+                ok, missing = with_metric(sub, col)
+                t = ess_summary(ok, col, paper)
+                parts.append(f"\n### ESS convention: {k}\n\n" + ess_markdown(t) + _missing_note(k, missing))
                 if k == "authors":
                     parts.append(
                         f"\n### Best rate per method ({RLR_BEST.get(v, 'no paper table')}), authors' ESS\n\n"
                         + best_rate_markdown(t, paper)
                     )
-                claims += ess_claims(sub, col, k, paper, f"RLR {v} ({tables})")
+                claims += ess_claims(ok, col, k, paper, f"RLR {v} ({tables})")
     parts.append("\n## Claims (issue #5)\n\n" + claims_markdown(claims))
     return "".join(parts), claims
 
