@@ -213,7 +213,8 @@ def _ref_poisson_mh(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf):
 
 def _target_for(rng, name: str, N: int):
     """``_targets(rng, N)[name]``; above 1000 data the TG with paper-style tempering N beta = 1 (keeps L,
-    hence B, moderate) so that the alias table is large enough for the two-pass prefetching draw of draw_candidates."""
+    hence B, moderate) so that the alias table is large enough for draw_candidates' two-pass prefetching
+    draw."""
     if N <= 1000:
         return _targets(rng, N)[name]
     Y, s2 = tall.make_truncated_gaussian_data(rng, N, 20)
