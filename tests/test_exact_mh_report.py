@@ -310,3 +310,27 @@ def test_missing_metric_leaves_cell_out_not_verdict_nan() -> None:
     )
     claims = R.ess_claims(R.with_metric(df2, "ess_s")[0], "ess_s", "authors", {}, "T")
     assert claims[0]["runs_held"] == "3/4" and claims[1]["runs_held"] == "3/4"
+
+
+def test_report_with_cpu_csv_covering_no_or_some_cells(tmp_path: Path) -> None:
+    """``--cpu`` that covers none of the cells: the authors_cpu convention is reported as having no value
+    (not a crash); covering some: the rest are listed as left out."""
+    root = _tg_records(
+        tmp_path, {"poisson_mala": 50.0, "poisson_barker": 40.0, "poisson_mh": 30.0, "mala": 10.0}
+    )
+    none = pd.DataFrame(
+        {"experiment": ["exact_mh_tg"], "cell": ["no_such_cell"], "cpu_s": [1.0], "wall_s": [1.0]}
+    )
+    text, claims = R.build_report(root, cpu=none)
+    assert "No cell has a authors_cpu value." in text
+    assert not [c for c in claims if c["metric"] == "authors_cpu"]
+    some = pd.DataFrame(
+        {
+            "experiment": "exact_mh_tg",
+            "cell": ["mala_r0.4_run0", "mala_r0.4_run1"],
+            "cpu_s": 1.0,
+            "wall_s": 1.0,
+        }
+    )
+    text, claims = R.build_report(root, cpu=some)
+    assert "have no authors_cpu value and are left out" in text and "poisson_mh_r0.4_run0" in text

@@ -633,6 +633,9 @@ def build_report(
         for k in _metrics(ess):
             col = METRICS[k][0]
             ok, missing = with_metric(ess, col)
+            if ok.empty:
+                parts.append(f"\n### Table 4 counterpart, ESS convention: {k}\n\nNo cell has a {k} value.\n")
+                continue
             t = ess_summary(ok, col, X.P_TG)
             parts.append(
                 f"\n### Table 4 counterpart, ESS convention: {k}\n\n"
@@ -683,6 +686,9 @@ def build_report(
             for k in _metrics(sub):
                 col = METRICS[k][0]
                 ok, missing = with_metric(sub, col)
+                if ok.empty:
+                    parts.append(f"\n### ESS convention: {k}\n\nNo cell has a {k} value.\n")
+                    continue
                 t = ess_summary(ok, col, paper)
                 parts.append(f"\n### ESS convention: {k}\n\n" + ess_markdown(t) + _missing_note(k, missing))
                 if k == "authors":
