@@ -192,11 +192,28 @@ def _ess(method: str, prob, hyper: dict, n_iter: int) -> dict[str, float]:
     }
 
 
-def paper_rows(
-    budget: float, rounds: int, ess_seconds: float, tune: bool, log=print, only=None
-) -> list[dict]:
+def _paper_hyper(meth: str, target: str, prob, tune: bool, tuned: dict | None = None) -> dict[str, Any]:
+    """The paper hyperparameters of ``meth`` at the paper problem, its step tuned to acceptance 0.4
+    (fixed seed, so deterministic) when ``tune``; ``tuned`` caches them across sections of one run."""
     from samplers import registry
     from samplers.tuning import tune_step
+
+    key = (meth, target, tune)
+    if tuned is not None and key in tuned:
+        return dict(tuned[key])
+    hyper = _hyper(meth, target)
+    spec = registry.get_method(meth)
+    if tune and spec.step_param:
+        hyper[spec.step_param] = tune_step(meth, prob, 0.4, 0, pilot_iters=200, rounds=4, **hyper)[0]
+    if tuned is not None:
+        tuned[key] = dict(hyper)
+    return hyper
+
+
+def paper_rows(
+    budget: float, rounds: int, ess_seconds: float, tune: bool, log=print, only=None, tuned=None
+) -> list[dict]:
+    from samplers import registry
 
     rows = []
     for target in SWEEP:
@@ -208,11 +225,7 @@ def paper_rows(
             for meth in (twin, m):
                 if meth in done:
                     continue
-                spec = registry.get_method(meth)
-                hyper = _hyper(meth, target)
-                if tune and spec.step_param:
-                    step, _ = tune_step(meth, prob, 0.4, 0, pilot_iters=200, rounds=4, **hyper)
-                    hyper[spec.step_param] = step
+                hyper = _paper_hyper(meth, target, prob, tune, tuned)
                 r = time_per_iter(meth, prob, hyper, budget, rounds)
                 n_ess = int(min(max(ess_seconds / r["cpu_per_iter"], 400), 50_000))
                 r.update(_ess(meth, prob, hyper, n_ess))
@@ -297,7 +310,9 @@ def _paired_row(kind: str, method: str, target: str, N: int, v: np.ndarray, thr:
     }
 
 
-def paired_rows(k: int, budget: float, n_hi: int, log=print, only=None, tune: bool = True) -> list[dict]:
+def paired_rows(
+    k: int, budget: float, n_hi: int, log=print, only=None, tune: bool = True, tuned=None
+) -> list[dict]:
     """The issue's two kernel targets measured in ``k`` interleaved rounds (:func:`alternate`) instead of
     once: ``growth`` = t(N = n_hi) / t(N = 1e4) of each minibatch method on the sweep problems (both N
     built up front, timed alternately), ``efficiency`` / ``efficiency_authors`` = (t_twin / t_method) /
@@ -305,7 +320,6 @@ def paired_rows(k: int, budget: float, n_hi: int, log=print, only=None, tune: bo
     method, cached twin and the authors' recompute twin timed in each round. One row per
     (kind, method, target): median over rounds, min, max, rounds meeting the target, the values."""
     from samplers import registry
-    from samplers.tuning import tune_step
 
     rows = []
     prs = pairs("continuous", only)
@@ -320,15 +334,7 @@ def paired_rows(k: int, budget: float, n_hi: int, log=print, only=None, tune: bo
         prob = registry.build_problem(target, 0)
         N = prob.meta["N"]
         for m, twin in prs:
-            hyps = []
-            for meth in (m, twin):
-                hyper = _hyper(meth, target)
-                spec = registry.get_method(meth)
-                if tune and spec.step_param:
-                    hyper[spec.step_param] = tune_step(
-                        meth, prob, 0.4, 0, pilot_iters=200, rounds=4, **hyper
-                    )[0]
-                hyps.append(hyper)
+            hyps = [_paper_hyper(meth, target, prob, tune, tuned) for meth in (m, twin)]
             fns = [_timer(m, prob, hyps[0], budget), _timer(twin, prob, hyps[1], budget)]
             rec = "energy" in registry.get_method(twin).defaults
             if rec:
@@ -765,11 +771,12 @@ def run_perf(
     budget, rounds = (0.05, 2) if quick else (0.2, 3)
     rows = scaling_rows(Ns, budget, rounds, log, methods)
     rows += hotloop_rows(Ns, budget, rounds, log)
+    tuned: dict = {}  # tuned steps shared by the paper and paired sections (same problem, same seed)
     rows += paper_rows(
-        budget, rounds, ess_seconds=0.5 if quick else 3.0, tune=not quick, log=log, only=methods
+        budget, rounds, ess_seconds=0.5 if quick else 3.0, tune=not quick, log=log, only=methods, tuned=tuned
     )
     if paired:
-        rows += paired_rows(paired, budget, max(Ns), log, methods, tune=not quick)
+        rows += paired_rows(paired, budget, max(Ns), log, methods, tune=not quick, tuned=tuned)
     rows += discrete_rows(budget, rounds, log, methods)
     if startup_methods is None:
         startup_methods = (
