@@ -24,8 +24,13 @@ run: env
 paper: env
 	$(BIN)/snakemake -j8
 
+# The unit tier runs on $(JOBS) xdist workers (--dist loadfile: a file's tests share one worker and its
+# module fixtures); the smoke workflow (itself `snakemake -j2`, with a 10-minute budget) runs alone after
+# it, and the benchmarks alone last (timings on a quiet machine).
 test: env
-	$(BIN)/python -m pytest -q --ignore=tests/benchmarks -m "not extended" --durations=15
+	$(BIN)/python -m pytest -q --ignore=tests/benchmarks -m "not extended and not workflow_smoke" \
+		-n $(JOBS) --dist loadfile --durations=15
+	$(BIN)/python -m pytest -q tests/test_workflow.py -m workflow_smoke -p no:xdist --durations=1
 	mkdir -p results
 	$(BIN)/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-only -p no:xdist \
 		--benchmark-timer=time.process_time --benchmark-json results/benchmarks.json

@@ -59,7 +59,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from scipy.fft import next_fast_len
 
 __all__ = [
     "ESS_METHODS",
@@ -292,6 +291,8 @@ def _split2(x: np.ndarray) -> np.ndarray:
 
 def _autocov(chains: np.ndarray) -> np.ndarray:
     """ArviZ ``autocov``: FFT autocovariance along the last axis, divided by n_draw."""
+    from scipy.fft import next_fast_len  # here, not at import: scipy costs ~0.4 s per cell process
+
     n = chains.shape[-1]
     m = next_fast_len(2 * n, real=True)  # 5-smooth, as scipy.fftpack.next_fast_len in ArviZ
     centred = chains - chains.mean(axis=-1, keepdims=True)

@@ -398,6 +398,7 @@ def test_download_rule_records_unavailable_data(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.workflow_smoke
 def test_smoke_workflow_end_to_end(tmp_path):
     """`snakemake -j2 --configfile config/smoke.yaml` (into a temp dir) within 10 minutes; then a
     rerun has nothing to do and deleting one cell reruns only that cell (resume)."""
