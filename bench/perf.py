@@ -47,7 +47,7 @@ from numba import njit
 from bench.perf_compare import timed_run
 from samplers.hotloop import PREFETCH_AHEAD, prefetch_row
 from samplers.kernels.poisson_mh import poisson_counts_ratio
-from samplers.poisson_minibatch import draw_candidates
+from samplers.poisson_minibatch import draw_from_rows
 from samplers.targets.tall import loglik_sum
 
 FALLBACK_TWINS = {"sgld": "mala"}  # until the baseline declares one (issue 9 brief)
@@ -353,36 +353,37 @@ def paired_rows(
 
 
 @njit(cache=True)
-def _hl_draws(prob, alias, Lam, rng, buf, reps):
-    """``reps`` candidate draws (B ~ Poi(Lam) alias draws each); returns the total B."""
+def _hl_draws(rows, p, Lam, rng, buf, reps):
+    """``reps`` candidate draws (B ~ Poi(Lam) alias draws each, the table in the candidate rows); returns
+    the total B."""
     tot = 0
     for _ in range(reps):
-        B, buf, _ = draw_candidates(prob, alias, Lam, rng, buf)
+        B, buf, _ = draw_from_rows(rows, p, Lam, rng, buf)
         tot += B
     return tot
 
 
 @njit(cache=True)
-def _hl_fused(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf, err, reps):
+def _hl_fused(t, theta, theta_p, a_scale, rows, Lam, rng, buf, err, reps):
     """``reps`` PoissonMH candidate passes (draws + fused two-point phi + coin + log-ratio)."""
     tot = 0
     for _ in range(reps):
-        s, B, nk, buf = poisson_counts_ratio(t, theta, theta_p, a_scale, prob, alias, Lam, rng, buf, err)
+        s, B, nk, buf = poisson_counts_ratio(t, theta, theta_p, a_scale, rows, Lam, rng, buf, err)
         tot += B
     return tot
 
 
 @njit(cache=True)
-def _hl_gather(rows, prob, alias, Lam, rng, buf, reps):
-    """``reps`` memory floors of a PoissonMH candidate pass: the same alias draws (draw_candidates),
-    then one load per 64-byte line of each candidate's packed row with the kernel's prefetch distance,
-    and no arithmetic beyond summing those loads: about the least time any kernel reading the same rows
-    with this prefetching can take (a longer prefetch distance measured no lower floor, §4.8)."""
+def _hl_gather(rows, p, Lam, rng, buf, reps):
+    """``reps`` memory floors of a PoissonMH candidate pass: the same alias draws (draw_from_rows on the
+    candidate rows), then one load per 64-byte line of each candidate's row with the kernel's prefetch
+    distance, and no arithmetic beyond summing those loads: about the least time any kernel reading the
+    same rows with this prefetching can take (a longer prefetch distance measured no lower floor, §4.8)."""
     tot = 0
     s = 0.0
     ncol = rows.shape[1]
     for _ in range(reps):
-        B, buf, _ = draw_candidates(prob, alias, Lam, rng, buf)
+        B, buf, _ = draw_from_rows(rows, p, Lam, rng, buf)
         for k in range(min(B, PREFETCH_AHEAD)):
             prefetch_row(rows, buf[k])
         for b in range(B):
@@ -429,7 +430,7 @@ def hotloop_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[d
     rows = []
     for N in Ns:
         t = _problem("truncated_gaussian", N).model
-        lam, L, prob, alias = poisson_setup(t, 5e-4)
+        lam, L, crow = poisson_setup(t, 5e-4)
         Lam = lam + L
         d = t.X.shape[1]
         theta = np.full(d, 0.01)
@@ -438,11 +439,11 @@ def hotloop_rows(Ns: list[int], budget: float, rounds: int, log=print) -> list[d
         buf = np.empty(int(2 * Lam) + 64, dtype=np.int64)
         err = np.zeros(2, dtype=np.int64)
         reps = max(1, int(budget / (Lam * 60e-9)))
-        draw = _cpu_min(_hl_draws, (prob, alias, Lam, rng, buf), reps, rounds) / (reps * Lam)
-        fused = _cpu_min(
-            _hl_fused, (t, theta, theta_p, lam / L, prob, alias, Lam, rng, buf, err), reps, rounds
-        ) / (reps * Lam)
-        gather = _cpu_min(_hl_gather, (t.rows, prob, alias, Lam, rng, buf), reps, rounds) / (reps * Lam)
+        draw = _cpu_min(_hl_draws, (crow, d, Lam, rng, buf), reps, rounds) / (reps * Lam)
+        fused = _cpu_min(_hl_fused, (t, theta, theta_p, lam / L, crow, Lam, rng, buf, err), reps, rounds) / (
+            reps * Lam
+        )
+        gather = _cpu_min(_hl_gather, (crow, d, Lam, rng, buf), reps, rounds) / (reps * Lam)
         freps = max(1, int(budget / (N * 15e-9)))
         datum = _cpu_min(_hl_full, (t, theta.copy()), freps, rounds) / (freps * N)
         rows.append(

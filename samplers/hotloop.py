@@ -12,7 +12,8 @@ iteration), so the per-candidate cost is the arithmetic plus the row access:
   (bit-identical results).
 * :func:`ll_one` / :func:`ll_grad_one`   one-point value (and gradient) on arrays, bit-identical to
   ``loglik_i`` / ``loglik_grad_i``.
-* the packed row ``TallData.rows[i]`` (x_i, y_i, M_i, shift_i, c_i on whole cache lines): for TG /
+* the candidate row ``rows[i]`` (:func:`samplers.poisson_minibatch.table_rows`: x_i, the bound, shift_i,
+  the alias entry, y_i on whole cache lines): for TG /
   GAUSS / RLR (:func:`packed`) a candidate touches one random row instead of five arrays.
 * :func:`prefetch_row` / :func:`prefetch1`   software prefetch (``llvm.prefetch``, a hint: no
   semantic effect) of a data row / a vector entry a few candidates ahead, to hide the memory latency of
@@ -239,11 +240,11 @@ def ll_pair(kind: int, X, y, w, beta: float, nu: float, i: int, theta, theta_p):
 # ----------------------------------------------------------------------------- packed rows
 @njit(cache=True)
 def packed(kind: int) -> bool:
-    """Kinds whose whole datum is in ``TallData.rows`` (x_i in the first d columns): TG, GAUSS, RLR.
-    The hot loops read those from the packed row (one random row per candidate: x_i, y_i, M_i,
-    shift_i, c_i) and the other kinds' x_i from X. Loop bodies call :func:`prefetch_row` and the pair
-    helpers directly: a helper taking the arrays per candidate measured +15-40 ns (calls that LLVM
-    does not inline cost array reference counting)."""
+    """Kinds whose whole datum is in the candidate rows (x_i in the first d columns): TG, GAUSS, RLR.
+    The hot loops read those from the candidate row (one random row per candidate: x_i, the bound,
+    shift_i, the alias entry, y_i) and the other kinds' x_i from X. Loop bodies call
+    :func:`prefetch_row` and the pair helpers directly: a helper taking the arrays per candidate
+    measured +15-40 ns (calls that LLVM does not inline cost array reference counting)."""
     return kind == TG or kind == GAUSS or kind == RLR
 
 

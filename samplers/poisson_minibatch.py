@@ -11,6 +11,12 @@ Randomness: B from the chain's Generator, then one counter-based stream per draw
 (:mod:`samplers.streams`): uniform ``b`` of the stream picks candidate b's alias slot, uniform
 ``B + b`` is its thinning coin (:func:`coin`), so the hot loops make no Generator call.
 PoissonMH: a_i = lambda M_i / L, b_i = M_i. TunaMH: a_i = lambda c_i / C, b_i = c_i M(theta, theta').
+
+Tall-data kernels keep the alias table *inside* their packed data rows (:func:`table_rows`,
+:func:`draw_from_rows`): slot j of the table is datum j, so the draw reads the line of row j that holds
+(prob_j, alias_j), and since the alias is taken rarely (4 % of draws on the truncated Gaussian) the row the
+candidate then evaluates is usually the one already fetched. Same draws, bit for bit, as
+:func:`draw_candidates` on the same table (docs/performance.md §4.11).
 """
 
 from __future__ import annotations
@@ -19,11 +25,16 @@ import numpy as np
 from numba import njit
 
 from samplers.alias import alias_slot, build_alias
-from samplers.hotloop import prefetch1
+from samplers.hotloop import prefetch1, prefetch2
 from samplers.streams import new_stream, uniform
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
 ALIAS_PREFETCH_MIN = 1 << 15
+# columns of a candidate row (:func:`table_rows`), counted from p = number of data columns:
+# the bound a_i (M_i for the PoissonMH family, c_i for TunaMH), shift_i, the alias table's prob_i and
+# alias_i (an int stored as float64: exact below 2^53), then y_i where the target has responses
+ROW_A, ROW_SHIFT, ROW_PROB, ROW_ALIAS, ROW_Y = 0, 1, 2, 3, 4
+_LINE = 64  # bytes
 
 
 @njit(cache=True)
@@ -36,10 +47,7 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
     so the steady state allocates nothing. Tables of >= ``ALIAS_PREFETCH_MIN`` entries use two passes
     with the same result: pass 1 stores ``v = u n`` (as float64 bits in ``buf``) and prefetches the
     table slot ``floor(v)``, pass 2 resolves slot and coin (N = 1e6: 16 MB of table, latency hidden)."""
-    B = rng.poisson(Lam)
-    st = new_stream(rng)
-    if B > buf.shape[0]:
-        buf = np.empty(2 * B, dtype=np.int64)
+    B, buf, st = _open_draw(Lam, rng, buf)
     n = prob.shape[0]
     if n < ALIAS_PREFETCH_MIN:
         for b in range(B):
@@ -62,6 +70,53 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
             buf[b] = j
         else:
             buf[b] = alias[j]
+    return B, buf, st
+
+
+@njit(cache=True, inline="always")
+def _open_draw(Lam: float, rng, buf: np.ndarray):
+    """``B ~ Poisson(Lam)``, the draw's uniform stream, and ``buf`` regrown (doubling) if B exceeds it."""
+    B = rng.poisson(Lam)
+    st = new_stream(rng)
+    if B > buf.shape[0]:
+        buf = np.empty(2 * B, dtype=np.int64)
+    return B, buf, st
+
+
+@njit(cache=True)
+def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
+    """:func:`draw_candidates` with the alias table in columns ``p + ROW_PROB``, ``p + ROW_ALIAS`` of the
+    candidate rows (:func:`table_rows`): the same B, candidates and stream, bit for bit. For large
+    tables pass 1 prefetches only the line of row ``floor(v)`` holding (prob, alias); the kernel's
+    evaluation loop then finds that row's line in cache in the ~96 % of draws that keep slot j."""
+    B, buf, st = _open_draw(Lam, rng, buf)
+    n = rows.shape[0]
+    cp = p + ROW_PROB
+    ca = p + ROW_ALIAS
+    if n < ALIAS_PREFETCH_MIN:
+        for b in range(B):
+            v = uniform(st, b) * n
+            j = int(v)
+            if j >= n:
+                j = n - 1
+            buf[b] = j if v - j < rows[j, cp] else int(rows[j, ca])
+        return B, buf, st
+    fb = buf[:B].view(np.float64)
+    for b in range(B):
+        v = uniform(st, b) * n
+        fb[b] = v
+        j = int(v)
+        if j < n:
+            prefetch2(rows, j, cp)
+    for b in range(B):
+        v = fb[b]
+        j = int(v)
+        if j >= n:
+            j = n - 1
+        if v - j < rows[j, cp]:
+            buf[b] = j
+        else:
+            buf[b] = int(rows[j, ca])
     return B, buf, st
 
 
@@ -90,3 +145,31 @@ def alias_for(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             "minibatch weights must be a non-empty, finite, non-negative vector with a positive sum"
         )
     return build_alias(w)
+
+
+def table_rows(X: np.ndarray, y: np.ndarray | None, a: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Candidate rows of a tall-data kernel: ``rows[i] = [x_i, a_i, shift_i, prob_i, alias_i, y_i]``
+    (columns ``ROW_*`` from p = ``X.shape[1]``; the y column only when ``y`` is given), where
+    (prob, alias) is the alias table of p_i ∝ a_i (:func:`alias_for`). Width rounded up to whole 64-byte
+    lines and the first row 64-byte aligned, so a row is ``width / 8`` cache lines (d = 20 truncated
+    Gaussian: 24 doubles = 3 lines; d = 10 robust regression: 16 = 2).
+
+    Why: at N = 1e6 a candidate's cost is its random memory reads (docs/performance.md §4.7-4.11):
+    separate arrays cost five lines per candidate (x_i, M_i, shift_i: §4.7 packed those into one row;
+    prob_j and alias_j two more), these rows three plus three more in the rare alias case."""
+    X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    prob, alias = alias_for(a)
+    has_y = y is not None
+    width = -(-(p + ROW_Y + int(has_y)) // 8) * 8
+    raw = np.zeros(n * width + _LINE // 8, dtype=np.float64)
+    off = (-raw.ctypes.data % _LINE) // 8
+    rows = raw[off : off + n * width].reshape(n, width)
+    rows[:, :p] = X
+    rows[:, p + ROW_A] = a
+    rows[:, p + ROW_SHIFT] = shift
+    rows[:, p + ROW_PROB] = prob
+    rows[:, p + ROW_ALIAS] = alias
+    if has_y:
+        rows[:, p + ROW_Y] = y
+    return rows

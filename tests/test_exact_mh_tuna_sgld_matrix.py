@@ -65,7 +65,7 @@ def test_authors_drift_has_length_eps2_n_over_k():
     N, d, batch, sigma = 2000, 5, 2, 0.05
     Y, s2 = tall.make_truncated_gaussian_data(rng, N, d)
     t = tall.truncated_gaussian(Y, s2, beta=1e-3, K=50.0)
-    C, prob, alias = tuna_setup(t, 1e-5)
+    C, rows = tuna_setup(t, 1e-5)
     for _ in range(5):
         theta0 = rng.uniform(-2.0, 2.0, d)
         st = TS.tuna_sgld_init(t, theta0)
@@ -76,8 +76,7 @@ def test_authors_drift_has_length_eps2_n_over_k():
             batch,
             1e-5,
             C,
-            prob,
-            alias,
+            rows,
             PR.LANGEVIN_GAUSS,
             TS.DRIFT_NORMALIZED,
             sigma,

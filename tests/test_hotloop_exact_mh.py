@@ -19,7 +19,19 @@ from samplers.alias import alias_slot
 from samplers.kernels.poisson_grad import counts_and_grad, ratio_and_grad_at
 from samplers.kernels.poisson_mh import poisson_counts_ratio
 from samplers.kernels.tuna_mh import tuna_log_ratio
-from samplers.poisson_minibatch import ALIAS_PREFETCH_MIN, alias_for, draw_candidates
+from samplers.methods.exact_mh import candidate_rows
+from samplers.poisson_minibatch import (
+    ALIAS_PREFETCH_MIN,
+    ROW_A,
+    ROW_ALIAS,
+    ROW_PROB,
+    ROW_SHIFT,
+    ROW_Y,
+    alias_for,
+    draw_candidates,
+    draw_from_rows,
+    table_rows,
+)
 from samplers.streams import new_stream, uniform
 from samplers.targets import tall
 
@@ -182,12 +194,47 @@ def test_draw_candidates_same_stream_as_alias_slots(n):
     r1, r2 = np.random.default_rng(9), np.random.default_rng(9)
     buf = np.empty(16, dtype=np.int64)  # too small: regrown
     ref = np.empty(100_000, dtype=np.int64)
+    p = 3
+    rows = table_rows(rng.standard_normal((n, p)), None, w, np.zeros(n))
+    r3 = np.random.default_rng(9)
+    buf3 = np.empty(16, dtype=np.int64)
     for Lam in (3000.0, 17.5, 0.0, 5000.0):
         B, buf, _ = draw_candidates(prob, alias, Lam, r1, buf)
         Br = _ref_draws(prob, alias, Lam, r2, ref)
-        assert B == Br
+        B3, buf3, _ = draw_from_rows(rows, p, Lam, r3, buf3)
+        assert B == Br == B3
         np.testing.assert_array_equal(buf[:B], ref[:B])
-    assert r1.random() == r2.random()  # streams still aligned
+        np.testing.assert_array_equal(buf3[:B], ref[:B])  # the table inside the rows: same draws
+    assert r1.random() == r2.random() == r3.random()  # streams still aligned
+    # mutant: a table of other weights in the rows gives other draws
+    rows[:, p + ROW_PROB] = alias_for(w[::-1])[0]
+    B3, buf3, _ = draw_from_rows(rows, p, 3000.0, np.random.default_rng(1), buf3)
+    B, buf, _ = draw_candidates(prob, alias, 3000.0, np.random.default_rng(1), buf)
+    assert not np.array_equal(buf3[:B3], buf[:B])
+
+
+def test_table_rows_layout():
+    """Whole 64-byte lines, 64-byte aligned; x, bound, shift, the alias table (alias exact as float64)
+    and y (RLR only) in the ROW_* columns; TG d = 20 fits 3 lines, RLR d = 10 fits 2."""
+    rng = np.random.default_rng(2)
+    Y, s2 = tall.make_truncated_gaussian_data(rng, 500, 20)
+    t = tall.truncated_gaussian(Y, s2, beta=1e-3)
+    X, y = tall.make_regression_data(rng, 500, 10)
+    r = tall.robust_regression(X, y, beta=0.2, nu=4.0, R=15.0)
+    for m, a, width in ((t, t.M, 24), (t, t.c, 24), (r, r.M, 16)):
+        rows = candidate_rows(m, a)
+        p = m.X.shape[1]
+        assert rows.shape == (500, width) and rows.ctypes.data % 64 == 0 and rows.flags.c_contiguous
+        prob, alias = alias_for(a)
+        np.testing.assert_array_equal(rows[:, :p], m.X)
+        np.testing.assert_array_equal(rows[:, p + ROW_A], a)
+        np.testing.assert_array_equal(rows[:, p + ROW_SHIFT], m.shift)
+        np.testing.assert_array_equal(rows[:, p + ROW_PROB], prob)
+        np.testing.assert_array_equal(rows[:, p + ROW_ALIAS].astype(np.int64), alias)
+        if m.kind == tall.RLR:
+            np.testing.assert_array_equal(rows[:, p + ROW_Y], m.y)
+    with pytest.raises(ValueError, match="non-negative"):
+        table_rows(X, None, -np.ones(500), np.zeros(500))
 
 
 # ----------------------------------------------------------------------------- kernel fast paths
@@ -232,12 +279,13 @@ def test_poisson_counts_ratio_matches_reference(name, N):
     lam = max(3000.0 - L, 0.2 * L)
     assert lam + L < 1e5, L
     prob, alias = alias_for(t.M)
+    rows = candidate_rows(t, t.M)
     err = np.zeros(2, dtype=np.int64)
     for rep in range(5):
         theta_p = theta + 0.02 * rng.standard_normal(theta.shape[0])
         r1, r2 = np.random.default_rng(rep), np.random.default_rng(rep)
         s, B, nk, _ = poisson_counts_ratio(
-            t, theta, theta_p, lam / L, prob, alias, lam + L, r1, np.empty(8, dtype=np.int64), err
+            t, theta, theta_p, lam / L, rows, lam + L, r1, np.empty(8, dtype=np.int64), err
         )
         sr, Br, nkr = _ref_poisson_mh(
             t, theta, theta_p, lam / L, prob, alias, lam + L, r2, np.empty(200_000, dtype=np.int64)
@@ -280,6 +328,7 @@ def test_tuna_log_ratio_matches_reference(name, N):
     t, theta = _target_for(rng, name, N)
     C = float(t.c.sum())
     prob, alias = alias_for(t.c)
+    rows = candidate_rows(t, t.c)
     err = np.zeros(2, dtype=np.int64)
     chi = 50.0 / C**2
     for rep in range(5):
@@ -291,8 +340,7 @@ def test_tuna_log_ratio_matches_reference(name, N):
             theta_p,
             chi,
             C,
-            prob,
-            alias,
+            rows,
             r1,
             np.empty(4, dtype=np.int64),
             np.empty(4, dtype=np.int64),
@@ -344,6 +392,7 @@ def test_poisson_grad_passes_match_reference(name, N):
     lam = max(3000.0 - L, 0.2 * L)
     assert lam + L < 1e5, L
     prob, alias = alias_for(t.M)
+    rows = candidate_rows(t, t.M)
     err = np.zeros(2, dtype=np.int64)
     for rep in range(4):
         theta_p = theta + 0.02 * rng.standard_normal(d)
@@ -353,8 +402,7 @@ def test_poisson_grad_passes_match_reference(name, N):
             t,
             theta,
             lam / L,
-            prob,
-            alias,
+            rows,
             lam + L,
             r1,
             np.empty(4, dtype=np.int64),
@@ -364,7 +412,7 @@ def test_poisson_grad_passes_match_reference(name, N):
             tmp,
             err,
         )
-        s = ratio_and_grad_at(t, theta_p, lam / L, ki, kr, nk, g_p, tmp, err)
+        s = ratio_and_grad_at(t, rows, theta_p, lam / L, ki, kr, nk, g_p, tmp, err)
         sr, Br, nkr, gr, gpr = _ref_counts_grad(
             t, theta, theta_p, lam / L, prob, alias, lam + L, r2, np.empty(100_000, dtype=np.int64)
         )

@@ -309,11 +309,10 @@ def test_growth_target_reports_the_memory_floor():
 def test_memory_floor_kernel_counts_every_candidate():
     import samplers  # noqa: F401
     from bench.perf import _hl_gather
-    from samplers.poisson_minibatch import alias_for
+    from samplers.poisson_minibatch import table_rows
 
-    prob, alias = alias_for(np.ones(500))
-    rows = np.ones((500, 24))
-    tot = _hl_gather(rows, prob, alias, 300.0, np.random.default_rng(0), np.empty(1000, dtype=np.int64), 50)
+    rows = table_rows(np.ones((500, 20)), None, np.ones(500), np.zeros(500))
+    tot = _hl_gather(rows, 20, 300.0, np.random.default_rng(0), np.empty(1000, dtype=np.int64), 50)
     assert 50 * 300 * 0.9 < tot < 50 * 300 * 1.1  # sum of 50 Poisson(300) batch sizes
 
 

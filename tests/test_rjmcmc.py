@@ -13,7 +13,6 @@ from scipy import special
 import samplers  # noqa: F401  (sets the Numba cache dir before numba is used)
 from samplers import registry as R
 from samplers.kernels import rjmcmc as RJ
-from samplers.targets.tall import tall_replace
 
 FIXTURE = Path(__file__).parent / "data" / "miniboone_small.txt"
 
@@ -88,7 +87,7 @@ def test_exact_and_austere_find_the_relevant_features():
     shuffled = R.Problem(
         pr.name,
         pr.space,
-        tall_replace(pr.model, y=rng.permutation(pr.model.y)),
+        pr.model._replace(y=rng.permutation(pr.model.y)),
         pr.dim,
         pr.init,
         meta=pr.meta,

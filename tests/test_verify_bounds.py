@@ -5,7 +5,6 @@ import pytest
 
 from samplers import registry
 from samplers.targets import factor_graph as fgm
-from samplers.targets.tall import tall_replace
 from verify import bounds as B
 
 
@@ -27,10 +26,10 @@ def test_wrong_bounds_are_caught(tid, kw):
     m = B.subset_data(m, 200)
     assert B.check_tall_bounds(m, tid, 0, 150, 400).passed
     # M too small (upper bound violated) and no shift (phi = ll_i < 0)
-    assert not B.check_tall_bounds(tall_replace(m, M=0.5 * m.M), tid, 0, 150, 400).passed
-    assert not B.check_tall_bounds(tall_replace(m, shift=np.zeros_like(m.shift)), tid, 0, 150, 400).passed
+    assert not B.check_tall_bounds(m._replace(M=0.5 * m.M), tid, 0, 150, 400).passed
+    assert not B.check_tall_bounds(m._replace(shift=np.zeros_like(m.shift)), tid, 0, 150, 400).passed
     # Lipschitz constants too small (TG c_i uses lambda_max for every coordinate: ~2x loose)
-    r = B.check_tall_bounds(tall_replace(m, c=0.3 * m.c), tid, 0, 150, 400)
+    r = B.check_tall_bounds(m._replace(c=0.3 * m.c), tid, 0, 150, 400)
     assert not r.passed and r.lip_violation > 0
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from samplers.targets.factor_graph import FactorGraph
-from samplers.targets.tall import SUPPORT_ALL, SUPPORT_BALL, SUPPORT_BOX, TallData, tall_replace
+from samplers.targets.tall import SUPPORT_ALL, SUPPORT_BALL, SUPPORT_BOX, TallData
 from verify import densities as D
 
 REL_TOL = 1e-9
@@ -154,7 +154,7 @@ def subset_data(model: TallData, n: int) -> TallData:
     if n >= model.X.shape[0]:
         return model
     m = model
-    return tall_replace(m, X=m.X[:n], y=m.y[:n], shift=m.shift[:n], M=m.M[:n], c=m.c[:n])
+    return m._replace(X=m.X[:n], y=m.y[:n], shift=m.shift[:n], M=m.M[:n], c=m.c[:n])
 
 
 def check_tall_bounds(

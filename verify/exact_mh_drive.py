@@ -39,8 +39,7 @@ def _scratch(Lam: float):
 def repeat_poisson_mh(
     t: TallData,
     x0,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -73,8 +72,7 @@ def repeat_poisson_mh(
                 buf,
                 kept_i,
                 kept_r,
-                prob,
-                alias,
+                rows,
                 lam,
                 L,
                 prop,
@@ -91,7 +89,7 @@ def repeat_poisson_mh(
             if lp_p > -np.inf:
                 a = lam / L
                 B, nk, buf, kept_i, kept_r = poisson_counts(
-                    t, theta, a, prob, alias, lam + L, rng, buf, kept_i, kept_r, err
+                    t, theta, a, rows, lam + L, rng, buf, kept_i, kept_r, err
                 )
                 log_r = lp_p - lp[0]
                 for k in range(nk):
@@ -105,7 +103,7 @@ def repeat_poisson_mh(
             if lp_p > -np.inf:
                 a = lam / L
                 B, nk, buf, kept_i, kept_r = poisson_counts(
-                    t, theta_p, a, prob, alias, lam + L, rng, buf, kept_i, kept_r, err
+                    t, theta_p, a, rows, lam + L, rng, buf, kept_i, kept_r, err
                 )
                 log_r = -poisson_ratio_at(t, theta, a, kept_i, kept_r, nk, err) + lp_p - lp[0]
                 if np.log(rng.random()) < log_r:
@@ -118,8 +116,7 @@ def repeat_poisson_mh(
 def repeat_poisson_grad(
     t: TallData,
     x0,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -154,8 +151,7 @@ def repeat_poisson_grad(
                 buf,
                 kept_i,
                 kept_r,
-                prob,
-                alias,
+                rows,
                 lam,
                 L,
                 prop,
@@ -171,12 +167,12 @@ def repeat_poisson_grad(
         else:
             a = lam / L
             B, nk, buf, kept_i, kept_r = counts_and_grad(
-                t, theta, a, prob, alias, lam + L, rng, buf, kept_i, kept_r, g, tmp, err
+                t, theta, a, rows, lam + L, rng, buf, kept_i, kept_r, g, tmp, err
             )
             propose(prop, theta, g, sigma, h, K, rng, theta_p)
             lp_p = log_prior(t, theta_p)
             if lp_p > -np.inf:
-                log_r = ratio_and_grad_at(t, theta_p, a, kept_i, kept_r, nk, g_p, tmp, err)
+                log_r = ratio_and_grad_at(t, rows, theta_p, a, kept_i, kept_r, nk, g_p, tmp, err)
                 log_r += lp_p - lp[0]
                 if mutant == MUT_FORWARD_GRAD:
                     log_r += log_q_ratio(prop, theta, theta_p, g, g, sigma, h, K)
@@ -190,8 +186,7 @@ def repeat_poisson_grad(
 def repeat_tuna_mh(
     t: TallData,
     x0,
-    prob,
-    alias,
+    rows,
     chi: float,
     C: float,
     prop: int,
@@ -216,15 +211,13 @@ def repeat_tuna_mh(
         lp[0] = log_prior(t, x0)
         if mutant == MUT_NONE:
             _, _, _, _, _, buf, kept_i = tuna_mh_step(
-                t, theta, lp, err, buf, kept_i, prob, alias, chi, C, prop, sigma, h, K, rng, theta_p, g0
+                t, theta, lp, err, buf, kept_i, rows, chi, C, prop, sigma, h, K, rng, theta_p, g0
             )
         else:  # MUT_SWAPPED
             propose(prop, theta, g0, sigma, h, K, rng, theta_p)
             lp_p = log_prior(t, theta_p)
             if lp_p > -np.inf:
-                s, B, nk, buf, kept_i = tuna_log_ratio(
-                    t, theta_p, theta, chi, C, prob, alias, rng, buf, kept_i, err
-                )
+                s, B, nk, buf, kept_i = tuna_log_ratio(t, theta_p, theta, chi, C, rows, rng, buf, kept_i, err)
                 if np.log(rng.random()) < s + lp_p - lp[0]:
                     theta[:] = theta_p
         out[r] = theta
@@ -238,8 +231,7 @@ def repeat_tuna_sgld(
     batch: int,
     chi: float,
     C: float,
-    prob,
-    alias,
+    rows,
     prop: int,
     drift: int,
     sigma: float,
@@ -277,8 +269,7 @@ def repeat_tuna_sgld(
                 batch,
                 chi,
                 C,
-                prob,
-                alias,
+                rows,
                 prop,
                 drift,
                 sigma,
@@ -298,9 +289,7 @@ def repeat_tuna_sgld(
             if lp_p > -np.inf:
                 grad_estimate(t, theta_p, perm, batch, g_p)
                 drift_map(g_p, drift, t.X.shape[0] / batch)
-                s, B, nk, buf, kept_i = tuna_log_ratio(
-                    t, theta, theta_p, chi, C, prob, alias, rng, buf, kept_i, err
-                )
+                s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, rows, rng, buf, kept_i, err)
                 g_rev = g if mutant == MUT_FORWARD_GRAD else g_p
                 log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g, g_rev, sigma, h, K)
                 if np.log(rng.random()) < log_r:
@@ -354,8 +343,7 @@ def _store_multiset(KS, r: int, kept_i, nk: int):
 def record_poisson_grad(
     t: TallData,
     X0,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -390,8 +378,7 @@ def record_poisson_grad(
             buf,
             kept_i,
             kept_r,
-            prob,
-            alias,
+            rows,
             lam,
             L,
             prop,
@@ -417,8 +404,7 @@ def record_tuna_sgld(
     batch: int,
     chi: float,
     C: float,
-    prob,
-    alias,
+    rows,
     prop: int,
     drift: int,
     sigma: float,
@@ -455,8 +441,7 @@ def record_tuna_sgld(
             batch,
             chi,
             C,
-            prob,
-            alias,
+            rows,
             prop,
             drift,
             sigma,

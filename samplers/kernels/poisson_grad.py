@@ -36,14 +36,14 @@ from samplers.hotloop import (
     prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, ROW_Y, draw_from_rows, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, log_prior_grad
+from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
 
 
 @njit(cache=True)
 def counts_and_grad(
-    t: TallData, theta, a_scale: float, prob, alias, Lam: float, rng, buf, kept_i, kept_r, g, tmp, err
+    t: TallData, theta, a_scale: float, rows, Lam: float, rng, buf, kept_i, kept_r, g, tmp, err
 ):
     """Thinning at theta (Alg. 8) and ``g = grad log[pi(theta) P_theta(s)]`` in one pass.
 
@@ -51,13 +51,12 @@ def counts_and_grad(
     the gradient of a candidate is computed only if it is kept (it only enters g then).
     Returns ``(B, nk, buf, kept_i, kept_r)`` as :func:`samplers.kernels.poisson_mh.poisson_counts`."""
     d = theta.shape[0]
-    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_from_rows(rows, t.X.shape[1], Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     g[:] = 0.0
     log_prior_grad(t, theta, g)
     kind = t.kind
     X = t.X
-    rows = t.rows
     pk = packed(kind)
     y = t.y
     w = t.w
@@ -84,7 +83,7 @@ def counts_and_grad(
             tmp[:] = 0.0
             ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta, 1.0, tmp)
         ph = ll + rows[i, p + ROW_SHIFT]
-        Mi = rows[i, p + ROW_M]
+        Mi = rows[i, p + ROW_A]
         if not bound_ok(ph, Mi):
             err[0] = ERR_PHI_BOUND
             err[1] = i
@@ -107,7 +106,9 @@ def counts_and_grad(
 
 
 @njit(cache=True)
-def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: int, g_p, tmp, err) -> float:
+def ratio_and_grad_at(
+    t: TallData, rows, theta_p, a_scale: float, kept_i, kept_r, nk: int, g_p, tmp, err
+) -> float:
     """With the same multiset: ``g(theta')`` into ``g_p`` and the Poisson log-ratio (nk evaluations;
     rows prefetched ahead, logs through a running product)."""
     d = theta_p.shape[0]
@@ -115,7 +116,6 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
     log_prior_grad(t, theta_p, g_p)
     kind = t.kind
     X = t.X
-    rows = t.rows
     pk = packed(kind)
     y = t.y
     w = t.w
@@ -144,7 +144,7 @@ def ratio_and_grad_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: 
             tmp[:] = 0.0
             ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta_p, 1.0, tmp)
         ph = ll + rows[i, q + ROW_SHIFT]
-        Mi = rows[i, q + ROW_M]
+        Mi = rows[i, q + ROW_A]
         if not bound_ok(ph, Mi):
             err[0] = ERR_PHI_BOUND
             err[1] = i
@@ -175,8 +175,7 @@ def poisson_grad_step(
     buf,
     kept_i,
     kept_r,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -196,7 +195,7 @@ def poisson_grad_step(
     proposal (used by verify's per-draw detailed-balance identity)."""
     a_scale = lam / L
     B, nk, buf, kept_i, kept_r = counts_and_grad(
-        t, theta, a_scale, prob, alias, lam + L, rng, buf, kept_i, kept_r, g, tmp, err
+        t, theta, a_scale, rows, lam + L, rng, buf, kept_i, kept_r, g, tmp, err
     )
     if err[0] != 0:
         return False, B, B, nk, np.nan, buf, kept_i, kept_r
@@ -204,7 +203,7 @@ def poisson_grad_step(
     lp_p = log_prior(t, theta_p)
     if lp_p == -np.inf:
         return False, B, B, nk, -np.inf, buf, kept_i, kept_r
-    log_r = ratio_and_grad_at(t, theta_p, a_scale, kept_i, kept_r, nk, g_p, tmp, err)
+    log_r = ratio_and_grad_at(t, rows, theta_p, a_scale, kept_i, kept_r, nk, g_p, tmp, err)
     if err[0] != 0:
         return False, B, B + nk, nk, np.nan, buf, kept_i, kept_r
     log_r += lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g, g_p, sigma, h, K)
@@ -225,8 +224,7 @@ def poisson_grad_sample(
     kept_i,
     kept_r,
     n_iter: int,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -256,8 +254,7 @@ def poisson_grad_sample(
                 buf,
                 kept_i,
                 kept_r,
-                prob,
-                alias,
+                rows,
                 lam,
                 L,
                 prop,

@@ -35,9 +35,9 @@ from samplers.hotloop import (
     prefetch_row,
     rlr_pair,
 )
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, ROW_Y, draw_from_rows, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, ROW_M, ROW_SHIFT, ROW_Y, TG, TallData, log_prior, phi_i
+from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, phi_i
 
 ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
 ERR_MESSAGES = {
@@ -63,14 +63,13 @@ def grow(kept_i: np.ndarray, kept_v: np.ndarray, n: int):
 
 
 @njit(cache=True)
-def poisson_counts(
-    t: TallData, theta, a_scale: float, prob, alias, Lam: float, rng, buf, kept_i, kept_r, err
-):
+def poisson_counts(t: TallData, theta, a_scale: float, rows, Lam: float, rng, buf, kept_i, kept_r, err):
     """Counts ``s_i ~ Poi(a_scale M_i + phi_i(theta))`` by thinning (Alg. 8), as a multiset.
 
+    ``rows``: the candidate rows with the alias table on M (:func:`samplers.poisson_minibatch.table_rows`).
     Returns ``(B, nk, buf, kept_i, kept_r)``: B candidates, ``kept_i[:nk]`` kept indices with their
     rates ``kept_r[:nk] = a_scale M_i + phi_i(theta)``. ``a_scale = lam / L``."""
-    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_from_rows(rows, t.X.shape[1], Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     nk = 0
     for b in range(B):
@@ -108,24 +107,24 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 
 
 @njit(cache=True)
-def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, prob, alias, Lam: float, rng, buf, err):
+def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam: float, rng, buf, err):
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
     at theta (thinning) and theta' (ratio term if kept) in one pass (two accumulators; TG / RLR read
-    the packed row ``t.rows[i]`` = x_i, y_i, M_i, shift_i, one random row per candidate; rows
-    prefetched ``PREFETCH_AHEAD`` candidates ahead). The kept log-ratios are summed through a
+    the candidate row ``rows[i]`` = x_i, M_i, shift_i, the alias entry, y_i: one random row per
+    candidate, usually the one the alias draw already touched; rows prefetched ``PREFETCH_AHEAD``
+    candidates ahead). The kept log-ratios are summed through a
     running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
     Returns ``(log_ratio, B, nk, buf)``."""
-    B, buf, st = draw_candidates(prob, alias, Lam, rng, buf)
+    B, buf, st = draw_from_rows(rows, t.X.shape[1], Lam, rng, buf)
     kind = t.kind
     X = t.X
     y = t.y
     w = t.w
     beta = t.beta
     nu = t.nu
-    rows = t.rows
     cy = X.shape[1] + ROW_Y
     pk = packed(kind)
-    cm = X.shape[1] + ROW_M
+    cm = X.shape[1] + ROW_A
     cs = X.shape[1] + ROW_SHIFT
     s = 0.0
     p = 1.0
@@ -182,8 +181,7 @@ def poisson_mh_step(
     buf,
     kept_i,
     kept_r,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -202,7 +200,7 @@ def poisson_mh_step(
     lp_p = log_prior(t, theta_p)
     if lp_p == -np.inf:
         return False, 0, 0, -np.inf, buf, kept_i, kept_r
-    s, B, nk, buf = poisson_counts_ratio(t, theta, theta_p, lam / L, prob, alias, lam + L, rng, buf, err)
+    s, B, nk, buf = poisson_counts_ratio(t, theta, theta_p, lam / L, rows, lam + L, rng, buf, err)
     if err[0] != 0:
         return False, B, 2 * B, np.nan, buf, kept_i, kept_r
     log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g0, g0, sigma, h, K)
@@ -223,8 +221,7 @@ def poisson_mh_sample(
     kept_i,
     kept_r,
     n_iter: int,
-    prob,
-    alias,
+    rows,
     lam: float,
     L: float,
     prop: int,
@@ -253,8 +250,7 @@ def poisson_mh_sample(
                 buf,
                 kept_i,
                 kept_r,
-                prob,
-                alias,
+                rows,
                 lam,
                 L,
                 prop,

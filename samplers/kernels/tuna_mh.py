@@ -32,14 +32,17 @@ from samplers.hotloop import (
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
-from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.poisson_minibatch import ROW_A, ROW_Y, draw_from_rows, keep
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, ROW_C, ROW_Y, TG, TallData, log_prior
+from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
 
 
 @njit(cache=True)
-def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alias, rng, buf, kept_i, err):
+def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng, buf, kept_i, err):
     """TunaMH Poisson estimator of the log target-likelihood ratio (Alg. 6 steps 4-7, Alg. 9).
+
+    ``rows``: the candidate rows with c_i and the alias table on c
+    (:func:`samplers.poisson_minibatch.table_rows`).
 
     Returns ``(log_ratio, B, nk, buf, kept_i)``; ``kept_i[:nk]`` is the count multiset."""
     d = theta.shape[0]
@@ -51,7 +54,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     if Md == 0.0:
         return 0.0, 0, 0, buf, kept_i
     lam = chi * C * C * Md * Md
-    B, buf, st = draw_candidates(prob, alias, lam + C * Md, rng, buf)
+    B, buf, st = draw_from_rows(rows, t.X.shape[1], lam + C * Md, rng, buf)
     if B > kept_i.shape[0]:
         kept_i = np.empty(2 * B, dtype=np.int64)
     # hot loop on the arrays (no NamedTuple per call), both U values from one pass over the row,
@@ -62,10 +65,9 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, prob, alia
     w = t.w
     beta = t.beta
     nu = t.nu
-    rows = t.rows
     cy = X.shape[1] + ROW_Y
     pk = packed(kind)
-    cc = X.shape[1] + ROW_C
+    cc = X.shape[1] + ROW_A
     lam_c = lam / C
     s = 0.0
     p = 1.0
@@ -125,8 +127,7 @@ def tuna_mh_step(
     err,
     buf,
     kept_i,
-    prob,
-    alias,
+    rows,
     chi: float,
     C: float,
     prop: int,
@@ -144,7 +145,7 @@ def tuna_mh_step(
     lp_p = log_prior(t, theta_p)
     if lp_p == -np.inf:
         return False, 0, 0, 0, -np.inf, buf, kept_i
-    s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, prob, alias, rng, buf, kept_i, err)
+    s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, rows, rng, buf, kept_i, err)
     if err[0] != 0:
         return False, B, 2 * B, nk, np.nan, buf, kept_i
     log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g0, g0, sigma, h, K)
@@ -164,8 +165,7 @@ def tuna_mh_sample(
     buf,
     kept_i,
     n_iter: int,
-    prob,
-    alias,
+    rows,
     chi: float,
     C: float,
     prop: int,
@@ -186,7 +186,7 @@ def tuna_mh_sample(
     for it in range(n_iter):
         if err[0] == 0:
             a, B, de, _, _, buf, kept_i = tuna_mh_step(
-                t, theta, lp, err, buf, kept_i, prob, alias, chi, C, prop, sigma, h, K, rng, theta_p, g0
+                t, theta, lp, err, buf, kept_i, rows, chi, C, prop, sigma, h, K, rng, theta_p, g0
             )
             acc[it] = a
             nev[it] = B

@@ -70,8 +70,7 @@ def tuna_sgld_step(
     batch: int,
     chi: float,
     C: float,
-    prob,
-    alias,
+    rows,
     prop: int,
     drift: int,
     sigma: float,
@@ -95,7 +94,7 @@ def tuna_sgld_step(
         return False, batch, batch, 0, -np.inf, buf, kept_i
     grad_estimate(t, theta_p, perm, batch, g_p)
     drift_map(g_p, drift, scale)
-    s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, prob, alias, rng, buf, kept_i, err)
+    s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, rows, rng, buf, kept_i, err)
     if err[0] != 0:
         return False, batch + B, 2 * (batch + B), nk, np.nan, buf, kept_i
     log_r = s + lp_p - lp[0] + log_q_ratio(prop, theta, theta_p, g, g_p, sigma, h, K)
@@ -119,8 +118,7 @@ def tuna_sgld_sample(
     batch: int,
     chi: float,
     C: float,
-    prob,
-    alias,
+    rows,
     prop: int,
     drift: int,
     sigma: float,
@@ -151,8 +149,7 @@ def tuna_sgld_sample(
                 batch,
                 chi,
                 C,
-                prob,
-                alias,
+                rows,
                 prop,
                 drift,
                 sigma,

@@ -4,8 +4,9 @@
 Hyperparameters as in the papers: ``lam_mult`` with ``lambda = lam_mult * L^2`` (PoissonMH family,
 seed 001 §5.1 uses 5e-4), ``chi`` for TunaMH (``lambda = chi C^2 M(theta, theta')^2``), ``step`` = the
 proposal scale sigma of :mod:`samplers.proposals` (the seed-001 authors' MALA ``h`` is ``sigma / sqrt 2``).
-Each wrapper validates its inputs with ValueError, builds the alias table once (outside the timed
-loop), runs the compiled chain through :func:`samplers.run.drive`, and raises ValueError if the kernel
+Each wrapper validates its inputs with ValueError, builds the candidate rows with their alias table once
+(:func:`candidate_rows`, outside the timed loop), runs the compiled chain through
+:func:`samplers.run.drive`, and raises ValueError if the kernel
 reported a violated bound (phi_i outside [0, M_i], or the TunaMH Lipschitz bound).
 """
 
@@ -21,7 +22,7 @@ from samplers.kernels import poisson_grad as PG
 from samplers.kernels import poisson_mh as PM
 from samplers.kernels import tuna_mh as TM
 from samplers.kernels import tuna_sgld as TS
-from samplers.poisson_minibatch import alias_for
+from samplers.poisson_minibatch import table_rows
 from samplers.problem import Problem
 from samplers.result import ChainResult
 from samplers.run import check_positive, drive
@@ -52,10 +53,15 @@ def _tall(problem: Problem) -> tall.TallData:
     return problem.model
 
 
-def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """``(lam, L, prob, alias)`` for the PoissonMH family; ValueError without usable bounds."""
+def candidate_rows(model: tall.TallData, a: np.ndarray) -> np.ndarray:
+    """Candidate rows with the alias table on ``a`` (the y column only where the kernels read it: RLR)."""
+    return table_rows(model.X, model.y if model.kind == tall.RLR else None, a, model.shift)
+
+
+def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, np.ndarray]:
+    """``(lam, L, rows)`` for the PoissonMH family (rows: x_i, M_i, shift_i and the alias table on M);
+    ValueError without usable bounds."""
     check_positive("lam_mult", lam_mult)
-    tall.check_rows(model)
     L = float(model.M.sum())
     if not (np.isfinite(L) and L > 0):
         raise ValueError(
@@ -63,19 +69,17 @@ def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, 
             "e.g. give the target a bounded support (box / ball)"
         )
     lam = float(lam_mult) * L * L
-    prob, alias = alias_for(model.M)
-    return lam, L, prob, alias
+    return lam, L, candidate_rows(model, model.M)
 
 
-def tuna_setup(model: tall.TallData, chi: float) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(C, prob, alias)`` for the TunaMH family; ValueError without Lipschitz constants."""
+def tuna_setup(model: tall.TallData, chi: float) -> tuple[float, np.ndarray]:
+    """``(C, rows)`` for the TunaMH family (rows: x_i, c_i and the alias table on c); ValueError
+    without Lipschitz constants."""
     check_positive("chi", chi)
-    tall.check_rows(model)
     C = float(model.c.sum())
     if not (np.isfinite(C) and C > 0):
         raise ValueError("target has no TunaMH constants (C = sum c_i must be > 0)")
-    prob, alias = alias_for(model.c)
-    return C, prob, alias
+    return C, candidate_rows(model, model.c)
 
 
 def _finalize(extra: dict[str, Any]):
@@ -112,7 +116,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
         model = _tall(problem)
         check_positive("step", step)
         prop = _prop(base, proposal, h, K)
-        lam, L, prob, alias = poisson_setup(model, lam_mult)
+        lam, L, rows = poisson_setup(model, lam_mult)
         return drive(
             method,
             problem,
@@ -121,7 +125,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
             init,
             (lam + L,),
             sample,
-            (prob, alias, lam, L, prop, float(step), float(h), int(K)),
+            (rows, lam, L, prop, float(step), float(h), int(K)),
             thin=thin,
             x0=x0,
             progress=progress,
@@ -172,7 +176,7 @@ def run_tuna_mh(
     model = _tall(problem)
     check_positive("step", step)
     prop = _prop("rw", proposal, h, K)
-    C, prob, alias = tuna_setup(model, chi)
+    C, rows = tuna_setup(model, chi)
     return drive(
         "tuna_mh",
         problem,
@@ -181,7 +185,7 @@ def run_tuna_mh(
         TM.tuna_mh_init,
         (),
         TM.tuna_mh_sample,
-        (prob, alias, float(chi), C, prop, float(step), float(h), int(K)),
+        (rows, float(chi), C, prop, float(step), float(h), int(K)),
         thin=thin,
         x0=x0,
         progress=progress,
@@ -216,7 +220,7 @@ def run_tuna_sgld(
     if drift not in DRIFTS:
         raise ValueError(f"drift must be one of {sorted(DRIFTS)}, got {drift!r}")
     prop = _prop("mala", proposal, h, K)
-    C, prob, alias = tuna_setup(model, chi)
+    C, rows = tuna_setup(model, chi)
     return drive(
         "tuna_sgld",
         problem,
@@ -225,7 +229,7 @@ def run_tuna_sgld(
         TS.tuna_sgld_init,
         (),
         TS.tuna_sgld_sample,
-        (int(batch), float(chi), C, prob, alias, prop, DRIFTS[drift], float(step), float(h), int(K)),
+        (int(batch), float(chi), C, rows, prop, DRIFTS[drift], float(step), float(h), int(K)),
         thin=thin,
         x0=x0,
         progress=progress,

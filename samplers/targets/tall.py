@@ -62,11 +62,6 @@ class TallData(NamedTuple):
     shift: np.ndarray  # (N,) phi_i = ll_i + shift_i >= 0 on the support
     M: np.ndarray  # (N,) phi_i <= M_i on the support
     c: np.ndarray  # (N,) TunaMH constants, M(t, t') = ||t' - t||_2
-    # (N, q) the hot loops' copy of one datum per row: [x_i (p), y_i, M_i, shift_i, c_i], q rounded up
-    # to whole 64-byte lines and the block 64-byte aligned (:func:`pack_rows`): a minibatch candidate
-    # reads ONE random row instead of five arrays. Derived data: change X/y/M/shift/c with
-    # :func:`tall_replace`, never ``_replace`` (the kernels' setup checks it: :func:`check_rows`).
-    rows: np.ndarray
     prior_l1: float = 0.0  # Laplace prior: log prior += -prior_l1 * sum_j |theta_j - prior_mean_j|
 
 
@@ -445,58 +440,6 @@ def grad_estimate(t: TallData, theta: np.ndarray, idx: np.ndarray, nb: int, out:
         loglik_grad_i(t, idx[k], theta, scale, out)
 
 
-# ----------------------------------------------------------------------------- packed rows
-# column of y_i, M_i, shift_i, c_i in ``rows``, counted from p = X.shape[1]
-ROW_Y, ROW_M, ROW_SHIFT, ROW_C = 0, 1, 2, 3
-_LINE = 64  # bytes
-
-
-def pack_rows(X: np.ndarray, y: np.ndarray, M: np.ndarray, shift: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``rows[i] = [x_i, y_i, M_i, shift_i, c_i, 0...]``: width rounded up to a multiple of 8 doubles and
-    the first row on a 64-byte boundary, so row i occupies exactly ``width / 8`` cache lines.
-
-    Why: at N = 1e6 a PoissonMH candidate's cost is its random memory reads (issue 5 "Performance");
-    x_i, M_i and shift_i from three arrays are >= 5 cache misses, one packed row is 3 (d = 20).
-    Measured (A/B in one sitting, docs/performance.md §4.7): truncated Gaussian d = 20, N = 1e6,
-    PoissonMH 496 -> 354 µs per iteration, Poisson-MALA 1009 -> 687; unchanged at N = 1e4."""
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
-    width = -(-(p + 4) // 8) * 8
-    raw = np.zeros(n * width + _LINE // 8, dtype=np.float64)
-    off = (-raw.ctypes.data % _LINE) // 8
-    rows = raw[off : off + n * width].reshape(n, width)
-    rows[:, :p] = X
-    rows[:, p + ROW_Y] = np.asarray(y, dtype=np.float64) if np.size(y) == n else 0.0
-    rows[:, p + ROW_M] = M
-    rows[:, p + ROW_SHIFT] = shift
-    rows[:, p + ROW_C] = c
-    return rows
-
-
-def check_rows(t: TallData) -> None:
-    """ValueError unless ``t.rows`` holds the current X, y, M, shift, c (a TallData changed with
-    ``_replace`` instead of :func:`tall_replace` would give the kernels stale bounds). O(N p)."""
-    n, p = t.X.shape
-    r = t.rows
-    ok = r.ndim == 2 and r.shape[0] == n and r.shape[1] >= p + 4 and np.array_equal(r[:, :p], t.X)
-    if ok:
-        for col, a in ((ROW_M, t.M), (ROW_SHIFT, t.shift), (ROW_C, t.c)):
-            ok = ok and np.array_equal(r[:, p + col], a)
-        if np.size(t.y) == n:
-            ok = ok and np.array_equal(r[:, p + ROW_Y], t.y)
-    if not ok:
-        raise ValueError(
-            "TallData.rows does not match X/y/M/shift/c: build changed data with "
-            "samplers.targets.tall.tall_replace(t, ...), not t._replace(...)"
-        )
-
-
-def tall_replace(t: TallData, **fields) -> TallData:
-    """``t._replace(**fields)`` with ``rows`` rebuilt from the new X, y, M, shift, c."""
-    t2 = t._replace(**fields)
-    return t2._replace(rows=pack_rows(t2.X, t2.y, t2.M, t2.shift, t2.c))
-
-
 # ----------------------------------------------------------------------------- constructors
 def _check_finite(name: str, a: np.ndarray) -> None:
     if not np.all(np.isfinite(a)):
@@ -526,7 +469,6 @@ def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, s
         np.ascontiguousarray(shift, dtype=np.float64),
         np.ascontiguousarray(M, dtype=np.float64),
         np.ascontiguousarray(c, dtype=np.float64),
-        pack_rows(X, y, M, shift, c),
         float(prior_l1),
     )
 

@@ -121,7 +121,7 @@ def _kvm_poisson(method: str, mutants: list[tuple[str, int]]):
     def run(quick: bool) -> list[dict]:
         pb, lat, elat = _tiny()
         t = pb.model
-        lam, L, prob, alias = XM.poisson_setup(t, LAM_MULT)
+        lam, L, tab = XM.poisson_setup(t, LAM_MULT)
         pi = XMAT.stationary_on(t, lat)
         if base == "rw":
             P, tail = XMAT.poisson_mh_matrix(t, lat, lam)
@@ -139,14 +139,13 @@ def _kvm_poisson(method: str, mutants: list[tuple[str, int]]):
                 buf, ki, kr = DR._scratch(lam + L)
                 if base == "rw":
                     X, err = DR.repeat_poisson_mh(
-                        t, x0, prob, alias, lam, L, kind, 0.0, h, K_LATTICE, rng, n, mut, buf, ki, kr
+                        t, x0, tab, lam, L, kind, 0.0, h, K_LATTICE, rng, n, mut, buf, ki, kr
                     )
                 else:
                     X, err = DR.repeat_poisson_grad(
                         t,
                         x0,
-                        prob,
-                        alias,
+                        tab,
                         lam,
                         L,
                         kind,
@@ -182,7 +181,7 @@ def _kvm_poisson(method: str, mutants: list[tuple[str, int]]):
 def _kvm_tuna(quick: bool) -> list[dict]:
     pb, lat, elat = _tiny()
     t = pb.model
-    C, prob, alias = XM.tuna_setup(t, CHI)
+    C, tab = XM.tuna_setup(t, CHI)
     pi = XMAT.stationary_on(t, lat)
     P, tail = XMAT.tuna_mh_matrix(t, lat, CHI)
     cid = "exact_mh.kvm.tuna_mh_lattice"
@@ -192,9 +191,7 @@ def _kvm_tuna(quick: bool) -> list[dict]:
 
     def make(mut):
         def fn(x0, rng, n):
-            X, err = DR.repeat_tuna_mh(
-                t, x0, prob, alias, CHI, C, PR.RW_LATTICE, 0.0, lat.h, K_LATTICE, rng, n, mut
-            )
+            X, err = DR.repeat_tuna_mh(t, x0, tab, CHI, C, PR.RW_LATTICE, 0.0, lat.h, K_LATTICE, rng, n, mut)
             if err[0]:
                 raise ValueError("Tuna bound violated on the tiny grid")
             return X
@@ -220,7 +217,7 @@ def _kvm_tuna_sgld(quick: bool) -> list[dict]:
     pb, lat, elat = _tiny()
     t = pb.model
     chi, batch, sigma = (TUNA_SGLD_LATTICE[k] for k in ("chi", "batch", "sigma"))
-    C, prob, alias = XM.tuna_setup(t, chi)
+    C, tab = XM.tuna_setup(t, chi)
     pi = XMAT.stationary_on(t, lat)
     paper = f"{S001} Alg. 3"
     reps = 2_000 if quick else 20_000
@@ -239,8 +236,7 @@ def _kvm_tuna_sgld(quick: bool) -> list[dict]:
                     batch,
                     chi,
                     C,
-                    prob,
-                    alias,
+                    tab,
                     PR.LANGEVIN_LATTICE,
                     drift,
                     sigma,
@@ -359,15 +355,13 @@ def _db_poisson_grad(method: str):
         pb = _db_problem()
         t = pb.model
         N = t.X.shape[0]
-        lam, L, prob, alias = XM.poisson_setup(t, 5e-4)
+        lam, L, tab = XM.poisson_setup(t, 5e-4)
         sigma = 0.05 if base == "mala" else 0.08
         n = 100 if quick else 1000
         rng = np.random.default_rng(81)
         X0 = pb.reference(rng, n)
         buf, ki, kr = DR._scratch(lam + L)
-        XP, LR, KS, err = DR.record_poisson_grad(
-            t, X0, prob, alias, lam, L, prop, sigma, 0.0, 3, rng, buf, ki, kr
-        )
+        XP, LR, KS, err = DR.record_poisson_grad(t, X0, tab, lam, L, prop, sigma, 0.0, 3, rng, buf, ki, kr)
         ok = np.isfinite(LR)
         a = lam * t.M / L
         res, scl, mres = [], [], []
@@ -411,14 +405,14 @@ def _db_tuna_sgld(quick: bool) -> list[dict]:
     t = pb.model
     N = t.X.shape[0]
     chi, batch, sigma = 1e-3, 32, 0.05
-    C, prob, alias = XM.tuna_setup(t, chi)
+    C, tab = XM.tuna_setup(t, chi)
     n = 100 if quick else 1000
     rows: list[dict] = []
     for dname, drift in XM.DRIFTS.items():
         rng = np.random.default_rng(91 + drift)
         X0 = pb.reference(rng, n)
         XP, LR, BS, KS, err = DR.record_tuna_sgld(
-            t, X0, batch, chi, C, prob, alias, PR.LANGEVIN_GAUSS, drift, sigma, 0.0, 3, rng
+            t, X0, batch, chi, C, tab, PR.LANGEVIN_GAUSS, drift, sigma, 0.0, 3, rng
         )
         ok = np.isfinite(LR)
         res, scl, mres = [], [], []
@@ -493,7 +487,7 @@ def _ks_check(quick: bool) -> list[dict]:
         )
         rows.append(res.row("exact_mh.ks_invariance", S001, m, pb.name))
     # mutant: Poisson-MALA without the Hastings term, large step, 40 steps (must be caught)
-    lam, L, prob, alias = XM.poisson_setup(t, 0.05)
+    lam, L, tab = XM.poisson_setup(t, 0.05)
     mut_steps = 40
 
     def run_mut(X0, rng):
@@ -505,8 +499,7 @@ def _ks_check(quick: bool) -> list[dict]:
                 x = DR.repeat_poisson_grad(
                     t,
                     x,
-                    prob,
-                    alias,
+                    tab,
                     lam,
                     L,
                     PR.LANGEVIN_GAUSS,
@@ -641,7 +634,7 @@ def _theory(quick: bool) -> list[dict]:
     # Lemma 1 for the gradient methods (p_aux = p_MwG <= p_ideal), tiny_grid d = 2
     pb, lat2, _ = _tiny()
     t2 = pb.model
-    lam2, _, _, _ = XM.poisson_setup(t2, LAM_MULT)
+    lam2, _, _ = XM.poisson_setup(t2, LAM_MULT)
     for kind in ("barker", "mala"):
         mats = XMAT.poisson_grad_matrices(t2, lat2, lam2, kind, SIGMA_LATTICE, K_LATTICE)
         off = ~np.eye(len(lat2), dtype=bool)
