@@ -186,8 +186,10 @@ def _ref_draws(prob, alias, Lam, rng, out):
     return B
 
 
-@pytest.mark.parametrize("n", [50, ALIAS_PREFETCH_MIN + 123])
+@pytest.mark.parametrize("n", [50, 3000, ALIAS_PREFETCH_MIN + 123])
 def test_draw_candidates_same_stream_as_alias_slots(n):
+    """draw_candidates (both paths) and draw_from_rows (one-pass below ROWS_PREFETCH_MIN doubles: n = 50;
+    two-pass: n = 3000 with 8-double rows, and the large table) against a direct alias_slot loop."""
     rng = np.random.default_rng(5)
     w = rng.gamma(0.5, size=n) + 1e-3
     prob, alias = alias_for(w)
