@@ -8,6 +8,7 @@ false-alarm probability is 0; each test also shows that a deliberately broken va
 from __future__ import annotations
 
 import math
+import mmap
 
 import numpy as np
 import pytest
@@ -237,6 +238,16 @@ def test_table_rows_layout():
             np.testing.assert_array_equal(rows[:, p + ROW_Y], m.y)
     with pytest.raises(ValueError, match="non-negative"):
         table_rows(X, None, -np.ones(500), np.zeros(500))
+    # >= 2 MB: the huge-page path (2 MB-aligned on Linux), same layout, writable, zeros in the padding
+    Yb, s2b = tall.make_truncated_gaussian_data(rng, 20_000, 20)
+    tb = tall.truncated_gaussian(Yb, s2b, beta=1e-3)
+    big = candidate_rows(tb, tb.M)
+    assert big.shape == (20_000, 24) and big.flags.c_contiguous and big.flags.writeable
+    assert big.ctypes.data % 64 == 0
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        assert big.ctypes.data % (2 << 20) == 0
+    np.testing.assert_array_equal(big[:, :20], tb.X)
+    np.testing.assert_array_equal(big[:, 20 + ROW_PROB], alias_for(tb.M)[0])
 
 
 # ----------------------------------------------------------------------------- kernel fast paths
