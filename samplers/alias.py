@@ -61,15 +61,21 @@ def build_alias(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, inline="always")
-def alias_slot(prob: np.ndarray, alias: np.ndarray, p0: int, n: int, u: float) -> int:
-    """The draw from the table ``prob[p0:p0+n]``, ``alias[p0:p0+n]`` (no slices made) by ONE
-    uniform u: ``v = u n``, slot ``j = floor(v)``, coin ``v - j`` (uniform on [0, 1) and independent
-    of j; for n <= 1e7 the coin keeps >= 29 bits). Returns the local index in ``[0, n)``."""
-    v = u * n
+def slot_and_coin(v: float, n: int):
+    """For ``v = u n`` (u uniform on [0, 1)): the table slot ``j = floor(v)`` (clamped to n - 1) and the
+    coin ``v - j`` (uniform on [0, 1) and independent of j; for n <= 1e7 it keeps >= 29 bits)."""
     j = int(v)
     if j >= n:
         j = n - 1
-    if v - j < prob[p0 + j]:
+    return j, v - j
+
+
+@njit(cache=True, inline="always")
+def alias_slot(prob: np.ndarray, alias: np.ndarray, p0: int, n: int, u: float) -> int:
+    """The draw from the table ``prob[p0:p0+n]``, ``alias[p0:p0+n]`` (no slices made) by ONE
+    uniform u (:func:`slot_and_coin` of ``u n``). Returns the local index in ``[0, n)``."""
+    j, c = slot_and_coin(u * n, n)
+    if c < prob[p0 + j]:
         return j
     return alias[p0 + j]
 

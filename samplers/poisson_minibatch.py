@@ -26,7 +26,7 @@ import mmap
 import numpy as np
 from numba import njit
 
-from samplers.alias import alias_slot, build_alias
+from samplers.alias import alias_slot, build_alias, slot_and_coin
 from samplers.hotloop import prefetch1, prefetch2
 from samplers.streams import new_stream, uniform
 
@@ -67,14 +67,8 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
             prefetch1(prob, j)
             prefetch1(alias, j)
     for b in range(B):
-        v = fb[b]
-        j = int(v)
-        if j >= n:
-            j = n - 1
-        if v - j < prob[j]:
-            buf[b] = j
-        else:
-            buf[b] = alias[j]
+        j, c = slot_and_coin(fb[b], n)
+        buf[b] = j if c < prob[j] else alias[j]
     return B, buf, st
 
 
@@ -101,11 +95,8 @@ def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
     ca = p + ROW_ALIAS
     if n * rows.shape[1] < ROWS_PREFETCH_MIN:
         for b in range(B):
-            v = uniform(st, b) * n
-            j = int(v)
-            if j >= n:
-                j = n - 1
-            buf[b] = j if v - j < rows[j, cp] else int(rows[j, ca])
+            j, c = slot_and_coin(uniform(st, b) * n, n)
+            buf[b] = j if c < rows[j, cp] else int(rows[j, ca])
         return B, buf, st
     fb = buf[:B].view(np.float64)
     for b in range(B):
@@ -115,14 +106,8 @@ def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
         if j < n:
             prefetch2(rows, j, cp)
     for b in range(B):
-        v = fb[b]
-        j = int(v)
-        if j >= n:
-            j = n - 1
-        if v - j < rows[j, cp]:
-            buf[b] = j
-        else:
-            buf[b] = int(rows[j, ca])
+        j, c = slot_and_coin(fb[b], n)
+        buf[b] = j if c < rows[j, cp] else int(rows[j, ca])
     return B, buf, st
 
 
