@@ -63,6 +63,8 @@ from numba import njit
 __all__ = [
     "ESS_METHODS",
     "ess",
+    "ess_cap",
+    "capped_dims",
     "ess_report",
     "mcse_mean",
     "mse",
@@ -430,6 +432,28 @@ def ess(
     return float(out[0]) if was_1d else out
 
 
+def ess_cap(n_draws: int, method: str) -> float:
+    """The largest ESS ``method`` reports for a chain of ``n_draws`` draws: ``n_total log10(n_total)``.
+
+    ArviZ floors tau at ``1 / log10(n_total)`` and MCMCDiagnosticTools caps ESS at
+    ``ntotal * log10(ntotal)``; ``n_total = n`` for the single-chain ``identity`` estimator and
+    ``2 (n // 2)`` for the split ones (odd n drops the middle draw). A coordinate at the cap is
+    antithetic (estimated ESS > n): its value is a lower bound on the uncapped estimate, not a
+    measurement (the authors' tables are capped the same way)."""
+    if method not in ESS_METHODS:
+        raise ValueError(f"unknown ESS method {method!r}; choose one of {ESS_METHODS}")
+    if not isinstance(n_draws, int | np.integer) or n_draws < 2:
+        raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}")
+    n_total = int(n_draws) if method == "identity" else 2 * (int(n_draws) // 2)
+    return n_total * float(np.log10(n_total))
+
+
+def capped_dims(ess_values, n_draws: int, method: str) -> list[int]:
+    """Coordinates whose ESS is at :func:`ess_cap` (to a relative 1e-9)."""
+    cap = ess_cap(n_draws, method)
+    return [int(i) for i in np.flatnonzero(np.asarray(ess_values, float) >= cap * (1.0 - 1e-9))]
+
+
 def min_median_max(values) -> dict[str, float]:
     """Summary ``{"min", "median", "max"}`` of a 1-D array (e.g. KS D or ESS over dims)."""
     v = _finite_array(values, "values").ravel()
@@ -458,6 +482,8 @@ def ess_report(samples, seconds: float, burn_in: int = 0) -> dict:
       ``ess_identity_{min,median,max}``, ``ess_identity_per_s_{min,median,max}`` and the same
       for ``ess_authors``;
       ``tau_identity``: n / ESS_identity per dim (inf for constant dims);
+      ``ess_identity_capped_dims`` / ``ess_authors_capped_dims``: coordinates at the estimator's
+      cap :func:`ess_cap` (antithetic: the value is a lower bound);
       ``constant_dims`` (list of int), ``constant`` (bool): zero-variance dimensions (ESS := 0);
       ``unreliable_dims`` (list of int), ``unreliable`` (bool): n < 50 * tau (emcee's
       criterion, i.e. ESS_identity < 50), constant dimensions included.
@@ -489,6 +515,7 @@ def ess_report(samples, seconds: float, burn_in: int = 0) -> dict:
             out[f"{key}_{stat}"] = val
         for stat, val in min_median_max(e / seconds).items():
             out[f"{key}_per_s_{stat}"] = val
+        out[f"{key}_capped_dims"] = capped_dims(e, n, key.removeprefix("ess_"))
     out["tau_identity"] = tau
     out["constant_dims"] = [int(i) for i in np.flatnonzero(constant)]
     out["constant"] = bool(constant.any())

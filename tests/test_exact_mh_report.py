@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
+from bench import metrics as MT
 from bench.experiments import exact_mh as X
 from bench.experiments import exact_mh_report as R
 
@@ -334,3 +335,35 @@ def test_report_with_cpu_csv_covering_no_or_some_cells(tmp_path: Path) -> None:
     )
     text, claims = R.build_report(root, cpu=some)
     assert "have no authors_cpu value and are left out" in text and "poisson_mh_r0.4_run0" in text
+
+
+def _set_hmc10(root: Path, ess_s: float, extra: dict | None = None) -> None:
+    """Give every HMC-10 cell 2000 draws in 2 s and ESS/s ``ess_s`` on all coordinates."""
+    for f in (root / "cells" / "exact_mh_rlr").glob("*_hmc10_*.json"):
+        rec = json.loads(f.read_text())
+        rec["rows"][0].update(seconds=2.0, sec_per_iter=1e-3, ess_s=[ess_s] * 3, ess_s_identity=[ess_s] * 3)
+        rec["rows"][0].update(extra or {})
+        f.write_text(json.dumps(rec))
+
+
+def test_ess_at_the_estimator_cap_is_marked(tmp_path: Path) -> None:
+    """HMC-10 with ESS = n log10 n (2000 draws) in every coordinate: its rows carry the mark with a footnote
+    (n recomputed from seconds / sec_per_iter for records without the count), and a claim quoting it says
+    its value is a lower bound. Mutants: 1 % below the cap -> no mark; a record's own count of 0 wins."""
+    cap = MT.ess_cap(2000, "authors") / 2.0
+    root = _rlr_records(tmp_path / "a", RLR_BASE, ("rlr_50d",))
+    _set_hmc10(root, cap)
+    text, claims = R.build_report(root)
+    rows = [ln for ln in text.splitlines() if ln.startswith(f"| HMC-10 {R.CAP_MARK} |")]
+    assert len(rows) == 6  # 3 rates x the 2 ESS conventions' tables
+    assert "HMC-10 at 0.4: 2 of 2 runs, up to 3 of 3 coordinates" in text
+    assert not any(ln.startswith(f"| HMC-5 {R.CAP_MARK}") for ln in text.splitlines())
+    beat = [c for c in claims if c["claim"].startswith("every exact minibatch") and c["metric"] == "authors"]
+    assert all("ESS of HMC-10 at the estimator's cap" in c["measured"] for c in beat)  # the best full batch
+    root = _rlr_records(tmp_path / "b", RLR_BASE, ("rlr_50d",))
+    _set_hmc10(root, 0.99 * cap)
+    text, claims = R.build_report(root)
+    assert R.CAP_MARK not in text and not any(R.CAP_MARK in c["measured"] for c in claims)
+    root = _rlr_records(tmp_path / "c", RLR_BASE, ("rlr_50d",))
+    _set_hmc10(root, cap, {"ess_capped": 0, "ess_capped_identity": 0})
+    assert R.CAP_MARK not in R.build_report(root)[0]

@@ -319,6 +319,26 @@ def test_ess_report_unreliable_sticky_chain():
     assert not M.ess_report(iid, seconds=1.0)["unreliable"]
 
 
+def test_ess_report_flags_coordinates_at_the_cap():
+    """An antithetic AR(1) (rho = -0.95) coordinate has ESS > n: both estimators report their cap
+    n_total log10 n_total (odd n: the split estimator drops one draw) and ``ess_report`` flags it;
+    a positively correlated and an iid coordinate are not flagged (mutant: a cap off by one draw)."""
+    n = 2001
+    anti = ar1(n, 1, -0.95, np.random.default_rng(SEED + 8))
+    pos = ar1(n, 1, 0.5, np.random.default_rng(SEED + 9))
+    x = np.column_stack([anti, pos, np.random.default_rng(SEED).normal(size=n)])
+    rep = M.ess_report(x, seconds=1.0)
+    assert M.ess_cap(n, "identity") == pytest.approx(2001 * math.log10(2001))
+    assert M.ess_cap(n, "authors") == pytest.approx(2000 * math.log10(2000))
+    assert rep["ess_identity"][0] == pytest.approx(M.ess_cap(n, "identity"), rel=1e-12)
+    assert rep["ess_authors"][0] == pytest.approx(M.ess_cap(n, "authors"), rel=1e-12)
+    assert rep["ess_identity_capped_dims"] == [0] and rep["ess_authors_capped_dims"] == [0]
+    assert M.capped_dims(rep["ess_authors"], n + 1, "authors") == []  # the cap of 2002 draws is higher
+    for bad in ((1, "identity"), (2.5, "identity"), (100, "nope")):
+        with pytest.raises(ValueError):
+            M.ess_cap(*bad)
+
+
 def test_ess_report_validation():
     x = np.random.default_rng(0).normal(size=(100, 2))
     for bad in (0.0, -1.0, np.nan, "x"):

@@ -26,12 +26,14 @@ import argparse
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bench import metrics as MT
 from bench.cells import STATUS_OK, load_record
 from bench.experiments import exact_mh as X
 from bench.outputs import atomic_write_text
@@ -65,6 +67,12 @@ METRICS = {
         "authors' ESS per wall second x the cell's wall/CPU ratio (approximate ESS per CPU second)",
     ),
 }
+
+
+# which estimator each ESS/s column holds, and the record field counting its capped coordinates
+ESS_KIND = {"ess_s": "authors", "ess_s_cpu": "authors", "ess_s_identity": "identity"}
+CAPPED_FIELD = {"authors": ("ess_capped", "ess_s"), "identity": ("ess_capped_identity", "ess_s_identity")}
+CAP_MARK = "‡"
 
 
 # ----------------------------------------------------------------------------- reading
@@ -109,6 +117,33 @@ def attach_cpu(df: pd.DataFrame, cpu: pd.DataFrame | None) -> pd.DataFrame:
         (np.asarray(v, float) * w).tolist() for v, w in zip(df["ess_s"], df["wall_cpu"], strict=True)
     ]
     return df
+
+
+def _finite(v) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and bool(np.isfinite(v))
+
+
+def capped_coords(df: pd.DataFrame, col: str) -> list[float]:
+    """Per cell: how many coordinates' ESS sit at the estimator's cap ``n log10 n``
+    (:func:`bench.metrics.ess_cap`: antithetic chains, the value is a lower bound, not a measurement).
+
+    From the record's count (``ess_capped`` / ``ess_capped_identity``, written since session 11) or, for
+    older records, recomputed from ESS = ESS/s x seconds with n = seconds / sec_per_iter (the exact_mh
+    cells keep every draw: n_iter = n_draws); NaN where neither is available."""
+    kind = ESS_KIND[col]
+    field, ess_col = CAPPED_FIELD[kind]
+    out = []
+    for _, r in df.iterrows():
+        v = r.get(field)
+        sec, spi = r.get("seconds"), r.get("sec_per_iter")
+        if _finite(v):
+            out.append(float(v))
+        elif _finite(sec) and _finite(spi) and spi > 0:
+            ess = np.asarray(r[ess_col], float) * sec
+            out.append(float(len(MT.capped_dims(ess, int(round(sec / spi)), kind))))
+        else:
+            out.append(np.nan)
+    return out
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -202,6 +237,7 @@ def ess_summary(df: pd.DataFrame, col: str, paper: dict) -> pd.DataFrame:
     convention (exact_mh._ess_table: per-coordinate mean over runs, then min/med/max), paper value."""
     pc = X._ess_table(df.assign(ess_s=df[col]), paper)
     pr = per_run_stats(df, col)
+    df = df.assign(_capped=capped_coords(df, col))
     rows = []
     for _, r in pc.iterrows():
         sel = (pr["method"] == r["method"]) & (pr["target_rate"].map(_key) == _key(r["target_rate"]))
@@ -220,6 +256,9 @@ def ess_summary(df: pd.DataFrame, col: str, paper: dict) -> pd.DataFrame:
             "pc": (r["ess_s_min"], r["ess_s_med"], r["ess_s_max"]),
             "paper_value": r["paper_value"],
             "paper_med": pv[1] if pv else np.nan,
+            "capped_runs": int((cells["_capped"] > 0).sum()),
+            "capped_max": float(np.nanmax(cells["_capped"])) if cells["_capped"].notna().any() else np.nan,
+            "dims": len(np.asarray(cells[col].iloc[0])),
         }
         for s in ("min", "med", "max"):
             row[s] = mean_se(g[s])
@@ -237,14 +276,31 @@ def ess_markdown(t: pd.DataFrame) -> str:
         "| paper convention (min, med, max) | paper (min, med, max) | ours/paper (med) |"
     )
     lines = [head, "|" + "---|" * 12]
+    capped = []
     for _, r in t.iterrows():
         pc = "(" + ", ".join(_fmt(v) for v in r["pc"]) + ")"
+        mark = ""
+        if r.get("capped_runs", 0) > 0:
+            mark = " " + CAP_MARK
+            capped.append(
+                f"{_label(r['method'])} at {_rate(r['target_rate'])}: "
+                f"{r['capped_runs']} of {r['runs']} runs, up to {r['capped_max']:.0f} of {r['dims']} "
+                "coordinates"
+            )
         lines.append(
-            f"| {_label(r['method'])} | {_rate(r['target_rate'])} | {r['runs']} | {r['accept']:.3f} "
+            f"| {_label(r['method'])}{mark} | {_rate(r['target_rate'])} | {r['runs']} | {r['accept']:.3f} "
             f"| {r['mean_batch']:.0f} | {_pm(*r['ms_iter'])} | {_pm(*r['min'])} | {_pm(*r['med'])} "
             f"| {_pm(*r['max'])} | {pc} | {r['paper_value']} | {_fmt(r['ratio'])} |"
         )
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if capped:
+        text += (
+            f"\n{CAP_MARK} ESS at the estimator's cap n log10 n (an antithetic chain: the value is a lower "
+            "bound on the uncapped estimate, not a measurement; the paper's estimator caps the same way): "
+            + "; ".join(capped)
+            + ".\n"
+        )
+    return text
 
 
 def best_rate_markdown(t: pd.DataFrame, paper: dict) -> str:
@@ -386,6 +442,15 @@ def paired_claims(g: pd.DataFrame, col: str, authors: bool = False) -> tuple[boo
     return top_ok, txt, ratio > 1.0
 
 
+def _cap_note(txt: str, capped: set[str]) -> str:
+    """``txt`` + a mark naming the methods quoted in it (``<label> <value>``) whose ESS hit the cap."""
+    hit = [m for m in sorted(capped) if re.search(re.escape(_label(m)) + r" [0-9]", txt)]
+    if not hit:
+        return txt
+    names = ", ".join(_label(m) for m in hit)
+    return f"{txt} {CAP_MARK} ESS of {names} at the estimator's cap in some run (a lower bound)"
+
+
 def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str) -> list[dict]:
     """Top-two and minibatch-beats-full-batch claims per rate: aggregate (paper convention; each pair of
     methods compared on the runs both have, :func:`paired_claims`) and per run."""
@@ -397,6 +462,7 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
         g_rate = df[df["target_rate"].map(_key) == _key(rate)]
         top = sorted((m for m in agg if not m.endswith(X.RECOMPUTE)), key=agg.get, reverse=True)[:2]
         top_ok, beat_txt, beat_ok = paired_claims(g_rate, col)
+        capped = set(g_rate.loc[np.asarray(capped_coords(g_rate, col)) > 0, "method"])
         pm = _paper_meds(paper, rate)
         ptop, _, pbeat, _ = _top_two_and_beat(pm)
         runs_top, runs_beat = [], []
@@ -423,7 +489,7 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                 "Poisson-MALA & Poisson-Barker top two (median ESS/s)",
                 rate,
                 metric,
-                top_txt,
+                _cap_note(top_txt, capped),
                 ", ".join(f"{_label(m)} {pm[m]:g}" for m in ptop) if pm else "-",
                 top_ok,
                 runs_top,
@@ -435,7 +501,7 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                 "every exact minibatch method beats every full-batch method (median ESS/s)",
                 rate,
                 metric,
-                beat_txt,
+                _cap_note(beat_txt, capped),
                 pbeat.split("(")[-1].rstrip(")") if pbeat != "-" else "-",
                 beat_ok,
                 runs_beat,
@@ -461,7 +527,7 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                     "... beats every full-batch method timed as the authors' code runs it (energy=recompute)",
                     rate,
                     metric,
-                    a_txt,
+                    _cap_note(a_txt, capped),
                     pbeat.split("(")[-1].rstrip(")") if pbeat != "-" else "-",
                     a_ok,
                     runs_a,
