@@ -348,8 +348,8 @@ def _set_hmc10(root: Path, ess_s: float, extra: dict | None = None) -> None:
 
 def test_ess_at_the_estimator_cap_is_marked(tmp_path: Path) -> None:
     """HMC-10 with ESS = n log10 n (2000 draws) in every coordinate: its rows carry the mark with a footnote
-    (n recomputed from seconds / sec_per_iter for records without the count), and a claim quoting it says
-    its value is a lower bound. Mutants: 1 % below the cap -> no mark; a record's own count of 0 wins."""
+    (n recomputed from seconds / sec_per_iter for records without n_draws), and a claim quoting it says
+    its value is a lower bound. Mutants: 1 % below the cap, or a recorded n_draws of 4000 -> no mark."""
     cap = MT.ess_cap(2000, "authors") / 2.0
     root = _rlr_records(tmp_path / "a", RLR_BASE, ("rlr_50d",))
     _set_hmc10(root, cap)
@@ -365,5 +365,11 @@ def test_ess_at_the_estimator_cap_is_marked(tmp_path: Path) -> None:
     text, claims = R.build_report(root)
     assert R.CAP_MARK not in text and not any(R.CAP_MARK in c["measured"] for c in claims)
     root = _rlr_records(tmp_path / "c", RLR_BASE, ("rlr_50d",))
-    _set_hmc10(root, cap, {"ess_capped": 0, "ess_capped_identity": 0})
+    _set_hmc10(root, cap, {"n_draws": 4000})  # the recorded draw count wins: the cap of 4000 draws is higher
     assert R.CAP_MARK not in R.build_report(root)[0]
+    root = _rlr_records(tmp_path / "d", RLR_BASE, ("rlr_50d",))
+    _set_hmc10(root, cap, {"n_draws": 2000})
+    t = X._ess_table(R.load_cells(root, "exact_mh_rlr")[0], {})  # the workflow's table counts them too
+    row = t[(t["method"] == "hmc10") & (t["target_rate"] == 0.4)]
+    # rows without seconds are unknown (NaN), not "not capped"
+    assert row["capped_runs"].tolist() == [2] and t.loc[t["method"] != "hmc10", "capped_runs"].isna().all()

@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench import metrics as MT
 from bench.cells import STATUS_OK, load_record
 from bench.experiments import exact_mh as X
 from bench.outputs import atomic_write_text
@@ -69,9 +68,12 @@ METRICS = {
 }
 
 
-# which estimator each ESS/s column holds, and the record field counting its capped coordinates
-ESS_KIND = {"ess_s": "authors", "ess_s_cpu": "authors", "ess_s_identity": "identity"}
-CAPPED_FIELD = {"authors": ("ess_capped", "ess_s"), "identity": ("ess_capped_identity", "ess_s_identity")}
+# which estimator each ESS/s column holds, and the column with that estimator's ESS/s per wall second
+ESS_KIND = {
+    "ess_s": ("authors", "ess_s"),
+    "ess_s_cpu": ("authors", "ess_s"),
+    "ess_s_identity": ("identity", "ess_s_identity"),
+}
 CAP_MARK = "‡"
 
 
@@ -119,31 +121,11 @@ def attach_cpu(df: pd.DataFrame, cpu: pd.DataFrame | None) -> pd.DataFrame:
     return df
 
 
-def _finite(v) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and bool(np.isfinite(v))
-
-
 def capped_coords(df: pd.DataFrame, col: str) -> list[float]:
-    """Per cell: how many coordinates' ESS sit at the estimator's cap ``n log10 n``
-    (:func:`bench.metrics.ess_cap`: antithetic chains, the value is a lower bound, not a measurement).
-
-    From the record's count (``ess_capped`` / ``ess_capped_identity``, written since session 11) or, for
-    older records, recomputed from ESS = ESS/s x seconds with n = seconds / sec_per_iter (the exact_mh
-    cells keep every draw: n_iter = n_draws); NaN where neither is available."""
-    kind = ESS_KIND[col]
-    field, ess_col = CAPPED_FIELD[kind]
-    out = []
-    for _, r in df.iterrows():
-        v = r.get(field)
-        sec, spi = r.get("seconds"), r.get("sec_per_iter")
-        if _finite(v):
-            out.append(float(v))
-        elif _finite(sec) and _finite(spi) and spi > 0:
-            ess = np.asarray(r[ess_col], float) * sec
-            out.append(float(len(MT.capped_dims(ess, int(round(sec / spi)), kind))))
-        else:
-            out.append(np.nan)
-    return out
+    """Per cell: how many coordinates' ESS of the convention of ``col`` sit at the estimator's cap
+    (:func:`bench.experiments.exact_mh.capped_count`); NaN where unknown."""
+    kind, ess_col = ESS_KIND[col]
+    return [X.capped_count(r, ess_col, kind) for _, r in df.iterrows()]
 
 
 # ----------------------------------------------------------------------------- statistics
