@@ -371,3 +371,50 @@ def test_paired_targets_replace_single_shot_verdicts():
         gr = rows["growth N=1e+04->1e+06<=1.5 (median of 3 paired)"]
         assert gr["met"] is True and gr["rounds_met"] == "2/3"
         assert json.loads(e["values"]) == vals
+
+
+def test_expanded_form_computes_the_kernels_ratio_and_sum():
+    """bench.expanded_form times what the kernels compute: its candidate pass draws the same B and kept
+    count and the same log-ratio (up to rounding) as poisson_counts_ratio, its full-batch sum equals
+    loglik_sum; rows without the folded per-datum constant (mutant) give a different answer."""
+    from bench import expanded_form as ef
+    from bench.perf import _problem
+    from samplers.kernels.poisson_mh import poisson_counts_ratio
+    from samplers.methods.exact_mh import poisson_setup
+    from samplers.targets.tall import loglik_sum
+
+    t = _problem("truncated_gaussian", 2_000).model
+    lam, L, rows = poisson_setup(t, 5e-4)
+    d = t.X.shape[1]
+    theta = np.linspace(-0.5, 0.5, d)
+    theta_p = theta + 0.01
+    erows = ef.expanded_rows(rows, t.X, t.w, t.beta)
+
+    def both(r):
+        err = np.zeros(2, dtype=np.int64)
+        buf = np.empty(4096, dtype=np.int64)
+        args = (theta, theta_p, t.w, t.beta, lam / L, r, lam + L, np.random.default_rng(3), buf, err)
+        return ef.ratio_expanded(*args, np.empty(d), np.empty(d))[:3], err
+
+    want = poisson_counts_ratio(
+        t,
+        theta,
+        theta_p,
+        lam / L,
+        rows,
+        lam + L,
+        np.random.default_rng(3),
+        np.empty(4096, dtype=np.int64),
+        np.zeros(2, dtype=np.int64),
+    )[:3]
+    got, err = both(erows)
+    assert err[0] == 0 and got[1:] == want[1:] and want[1] > 100
+    assert got[0] == pytest.approx(want[0], rel=1e-9, abs=1e-12)
+    bad, err = both(rows)  # mutant: per-datum constant not folded into the shift
+    assert err[0] != 0 or bad[0] != pytest.approx(want[0], rel=1e-6)
+    cst = -0.5 * t.beta * (t.w * t.X**2).sum(axis=1)
+    assert ef.sum_expanded(t.X, cst, t.w, theta, t.beta, np.empty(d)) == pytest.approx(
+        loglik_sum(t, theta), rel=1e-9
+    )
+    r = ef.measure(2_000, rounds=1, budget=0.01)
+    assert all(np.isfinite(v) and v > 0 for k, v in r.items() if k.endswith("_ns"))

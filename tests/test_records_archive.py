@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-12 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-13 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -21,7 +21,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 2
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 3
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -63,3 +63,24 @@ def test_tg_archive_section_11_verdicts(tmp_path: Path) -> None:
     assert v[("cached", "0.4")] == v[("cached", "0.55")] == {False}
     ks = [c for c in claims if c["table"] == "TG Table 3"]
     assert len(ks) == 1 and ks[0]["held"] and "x2.30" in ks[0]["measured"]
+
+
+def test_tg_archive_section_13_verdicts(tmp_path: Path) -> None:
+    """30 runs on one machine: top two and the authors'-timing claim at 0.25 / 0.4 held, 0.55 a tie (not
+    held), the cached-twin claim held at no rate; SGLD's KS ratio x2.50. Runs 0-9 are section 11's chains:
+    their KS verdicts (timing-free) equal section 11's run for run."""
+    text, claims = _extract(tmp_path, "exact_mh_tg_s12.tar.xz")
+    assert "840 cells ok, 0 not ok" in text
+    v = _verdicts(claims, "TG Table 4")
+    for rate in ("0.25", "0.4", "0.55"):
+        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
+    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
+    tg4 = [c for c in claims if c["table"] == "TG Table 4" and "top two" in c["claim"]]
+    top = {c["rate"]: c["runs_held"] for c in tg4}  # the same counts in all three ESS conventions
+    assert len(tg4) == 9 and all(c["runs_held"] == top[c["rate"]] for c in tg4)
+    assert top == {"0.25": "27/30", "0.4": "29/30", "0.55": "30/30"}
+    ks = [c for c in claims if c["table"] == "TG Table 3"]
+    assert len(ks) == 1 and ks[0]["held"] and "x2.50" in ks[0]["measured"] and ks[0]["runs_held"] == "21/30"
+    old = [c for c in _extract(tmp_path / "s10", "exact_mh_tg_s10.tar.xz")[1] if c["table"] == "TG Table 3"]
+    per_run = [r for r in ks[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
+    assert per_run == old[0]["per_run"].split("; ")

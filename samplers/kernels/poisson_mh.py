@@ -106,6 +106,22 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
     return s
 
 
+@njit(cache=True, inline="always")
+def candidate_term(st, B: int, b: int, a_scale: float, Mi: float, ph: float, php: float):
+    """Candidate b of the fused PoissonMH pass given ``phi_i`` at theta (``ph``) and theta' (``php``):
+    ``(ok, kept, ratio)``: ``ok`` False on a bound violation; else both clamped to ``[0, M_i]``, the
+    thinning coin at theta, and if kept the ratio term ``(a + phi_i(theta')) / (a + phi_i(theta))`` with
+    ``a = a_scale M_i``. Inlined (no call in the hot loop); shared with ``bench.expanded_form``."""
+    if not (bound_ok(ph, Mi) and bound_ok(php, Mi)):
+        return False, False, 1.0
+    ph = min(max(ph, 0.0), Mi)
+    php = min(max(php, 0.0), Mi)
+    a = a_scale * Mi
+    if keep(st, B, b, a, ph, Mi):
+        return True, True, (a + php) / (a + ph)
+    return True, False, 1.0
+
+
 @njit(cache=True)
 def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam: float, rng, buf, err):
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
@@ -145,18 +161,13 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         sh = rows[i, cs]
-        Mi = rows[i, cm]
-        ph = l0 + sh
-        php = l1 + sh
-        if not (bound_ok(ph, Mi) and bound_ok(php, Mi)):
+        ok, kept, ratio = candidate_term(st, B, b, a_scale, rows[i, cm], l0 + sh, l1 + sh)
+        if not ok:
             err[0] = ERR_PHI_BOUND
             err[1] = i
             return np.nan, B, nk, buf
-        ph = min(max(ph, 0.0), Mi)
-        php = min(max(php, 0.0), Mi)
-        a = a_scale * Mi
-        if keep(st, B, b, a, ph, Mi):
-            s, p, npf = log_accumulate(s, p, npf, (a + php) / (a + ph))
+        if kept:
+            s, p, npf = log_accumulate(s, p, npf, ratio)
             nk += 1
     return log_flush(s, p), B, nk, buf
 

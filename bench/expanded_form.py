@@ -1,0 +1,196 @@
+"""Does the expanded quadratic form lift the efficiency bound of TG PoissonMH? (issue 5 "Performance").
+
+A PoissonMH candidate on the truncated Gaussian (seed 001 §5.1) evaluates ``phi_i = ll_i + shift_i`` at
+theta and theta' with ``ll_i(theta) = -beta/2 sum_j w_j (theta_j - x_ij)^2``
+(:func:`samplers.hotloop.pair_quadratic`: a subtract, a multiply and a fused multiply-add per coordinate
+and point). Expanded, ``ll_i(theta) = beta x_i . (w theta) - beta/2 sum_j w_j theta_j^2 - beta/2 sum_j
+w_j x_ij^2``: with the last, per-datum term folded into the row's shift (:func:`expanded_rows`) a candidate
+costs two dot products (one fused multiply-add per coordinate and point). The same rewrite applies to the
+full-batch twin's loop (:func:`sum_expanded`), so the question is whether it changes the ratio datum /
+candidate, which bounds the efficiency speed-up / (N / E[B]) (docs/performance.md §4.5). This script
+times the four loops in alternated rounds on the sweep problems of ``mcmc-bench perf`` (lambda = 5e-4 L^2,
+E[B] ~ 5860) and prints both bounds.
+
+    .venv/bin/python -m bench.expanded_form [N ...]     # default 1e4 1e5 1e6; docs/performance.md §4.12
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+from numba import njit
+
+import samplers  # noqa: F401  (sets NUMBA_CACHE_DIR before numba is imported)
+from samplers.hotloop import (
+    DOT_FASTMATH,
+    PREFETCH_AHEAD,
+    log_accumulate,
+    log_flush,
+    pair_z,
+    prefetch_first_candidates,
+    prefetch_row,
+)
+from samplers.kernels.poisson_mh import ERR_PHI_BOUND, candidate_term
+from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, draw_from_rows
+from samplers.targets.tall import FULL_DATA_FASTMATH
+
+
+def expanded_rows(rows: np.ndarray, X: np.ndarray, w: np.ndarray, beta: float) -> np.ndarray:
+    """Copy of the candidate rows with ``shift_i - beta/2 sum_j w_j x_ij^2`` in the shift column."""
+    out = rows.copy()
+    out[:, X.shape[1] + ROW_SHIFT] -= 0.5 * beta * (w * X**2).sum(axis=1)
+    return out
+
+
+@njit(cache=True, fastmath=DOT_FASTMATH)
+def _lin_coef(theta, w, beta: float, v):
+    """``v = beta w theta`` (in place); returns ``-beta/2 sum_j w_j theta_j^2``."""
+    c = 0.0
+    for j in range(theta.shape[0]):
+        v[j] = beta * w[j] * theta[j]
+        c += w[j] * theta[j] * theta[j]
+    return -0.5 * beta * c
+
+
+@njit(cache=True)
+def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: float, rng, buf, err, v0, v1):
+    """:func:`samplers.kernels.poisson_mh.poisson_counts_ratio` for TG with the expanded form on
+    :func:`expanded_rows`: the same draws, coins and bound checks; log-ratio equal up to rounding."""
+    p = theta.shape[0]
+    B, buf, st = draw_from_rows(erows, p, Lam, rng, buf)
+    c0 = _lin_coef(theta, w, beta, v0)
+    c1 = _lin_coef(theta_p, w, beta, v1)
+    cm = p + ROW_A
+    cs = p + ROW_SHIFT
+    s = 0.0
+    pr = 1.0
+    npf = 0
+    nk = 0
+    prefetch_first_candidates(erows, erows, True, buf, B)
+    for b in range(B):
+        if b + PREFETCH_AHEAD < B:
+            prefetch_row(erows, buf[b + PREFETCH_AHEAD])
+        i = buf[b]
+        l0, l1 = pair_z(erows, i, v0, v1)  # x_i . v0, x_i . v1
+        sh = erows[i, cs]
+        ok, kept, ratio = candidate_term(st, B, b, a_scale, erows[i, cm], l0 + c0 + sh, l1 + c1 + sh)
+        if not ok:
+            err[0] = ERR_PHI_BOUND
+            err[1] = i
+            return np.nan, B, nk, buf
+        if kept:
+            s, pr, npf = log_accumulate(s, pr, npf, ratio)
+            nk += 1
+    return log_flush(s, pr), B, nk, buf
+
+
+@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
+def sum_expanded(X, cst, w, theta, beta: float, v) -> float:
+    """Full-batch ``sum_i ll_i(theta)`` in the expanded form; ``cst_i = -beta/2 sum_j w_j x_ij^2``."""
+    c = _lin_coef(theta, w, beta, v)
+    s = 0.0
+    for i in range(X.shape[0]):
+        a = cst[i]
+        for j in range(X.shape[1]):
+            a += X[i, j] * v[j]
+        s += a
+    return s + c * X.shape[0]
+
+
+@njit(cache=True)
+def _reps_expanded(theta, theta_p, w, beta, a_scale, erows, Lam, rng, buf, err, v0, v1, reps):
+    tot = 0
+    for _ in range(reps):
+        _, B, _, buf = ratio_expanded(theta, theta_p, w, beta, a_scale, erows, Lam, rng, buf, err, v0, v1)
+        tot += B
+    return tot
+
+
+@njit(cache=True)
+def _reps_sum_expanded(X, cst, w, theta, beta, v, reps):
+    s = 0.0
+    for _ in range(reps):
+        s += sum_expanded(X, cst, w, theta, beta, v)
+        theta[0] += 1e-300 * s  # data-dependent: the loop cannot be hoisted
+    return s
+
+
+def measure(N: int, rounds: int = 9, budget: float = 0.3) -> dict:
+    """ns per candidate (direct / expanded form) and per full-batch datum (direct / expanded), medians of
+    ``rounds`` alternated rounds (CPU time), and the two efficiency bounds datum / candidate."""
+    from bench.perf import _hl_full, _hl_fused, _problem
+    from samplers.methods.exact_mh import poisson_setup
+
+    t = _problem("truncated_gaussian", N).model
+    lam, L, rows = poisson_setup(t, 5e-4)
+    Lam = lam + L
+    d = t.X.shape[1]
+    erows = expanded_rows(rows, t.X, t.w, t.beta)
+    cst = -0.5 * t.beta * (t.w * t.X**2).sum(axis=1)
+    theta = np.full(d, 0.01)
+    theta_p = theta + 0.001
+    buf = np.empty(int(2 * Lam) + 64, dtype=np.int64)
+    err = np.zeros(2, dtype=np.int64)
+    v0, v1 = np.empty(d), np.empty(d)
+    reps = max(1, int(budget / (Lam * 40e-9)))
+    freps = max(1, int(budget / (N * 8e-9)))
+    loops = {
+        "cand_direct": (
+            _hl_fused,
+            (t, theta, theta_p, lam / L, rows, Lam, np.random.default_rng(0), buf, err),
+            reps,
+        ),
+        "cand_expanded": (
+            _reps_expanded,
+            (
+                theta,
+                theta_p,
+                t.w,
+                t.beta,
+                lam / L,
+                erows,
+                Lam,
+                np.random.default_rng(0),
+                buf.copy(),
+                err,
+                v0,
+                v1,
+            ),
+            reps,
+        ),
+        "datum_direct": (_hl_full, (t, theta.copy()), freps),
+        "datum_expanded": (_reps_sum_expanded, (t.X, cst, t.w, theta.copy(), t.beta, v0.copy()), freps),
+    }
+    per = {k: Lam * r if k.startswith("cand") else N * r for k, (_, _, r) in loops.items()}
+    times = {k: [] for k in loops}
+    for fn, args, _ in loops.values():
+        fn(*args, 1)  # compile / warm
+    for _ in range(rounds):
+        for k, (fn, args, r) in loops.items():
+            t0 = time.process_time()
+            fn(*args, r)
+            times[k].append((time.process_time() - t0) / per[k] * 1e9)
+    out = {"N": N, "mean_batch": Lam, **{k + "_ns": float(np.median(v)) for k, v in times.items()}}
+    out["bound_direct"] = out["datum_direct_ns"] / out["cand_direct_ns"]
+    out["bound_expanded"] = out["datum_expanded_ns"] / out["cand_expanded_ns"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    Ns = [int(float(x)) for x in (sys.argv[1:] if argv is None else argv)] or [10_000, 100_000, 1_000_000]
+    for N in Ns:
+        r = measure(N)
+        print(
+            f"N={N:.0e} E[B]={r['mean_batch']:.0f}: candidate direct {r['cand_direct_ns']:.1f} / expanded "
+            f"{r['cand_expanded_ns']:.1f} ns; full-batch datum direct {r['datum_direct_ns']:.2f} / expanded "
+            f"{r['datum_expanded_ns']:.2f} ns; efficiency bound direct {r['bound_direct']:.2f}, "
+            f"expanded {r['bound_expanded']:.2f}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
