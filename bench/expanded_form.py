@@ -37,10 +37,16 @@ from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, draw_from_rows
 from samplers.targets.tall import FULL_DATA_FASTMATH
 
 
-def expanded_rows(rows: np.ndarray, X: np.ndarray, w: np.ndarray, beta: float) -> np.ndarray:
-    """Copy of the candidate rows with ``shift_i - beta/2 sum_j w_j x_ij^2`` in the shift column."""
+def datum_constants(X: np.ndarray, w: np.ndarray, beta: float) -> np.ndarray:
+    """The per-datum term of the expanded form, ``cst_i = -beta/2 sum_j w_j x_ij^2``."""
+    return -0.5 * beta * (w * X**2).sum(axis=1)
+
+
+def expanded_rows(rows: np.ndarray, p: int, cst: np.ndarray) -> np.ndarray:
+    """Copy of the candidate rows of a p-column target with ``shift_i + cst_i`` in the shift column
+    (``cst`` from :func:`datum_constants`)."""
     out = rows.copy()
-    out[:, X.shape[1] + ROW_SHIFT] -= 0.5 * beta * (w * X**2).sum(axis=1)
+    out[:, p + ROW_SHIFT] += cst
     return out
 
 
@@ -127,8 +133,8 @@ def measure(N: int, rounds: int = 9, budget: float = 0.3) -> dict:
     lam, L, rows = poisson_setup(t, 5e-4)
     Lam = lam + L
     d = t.X.shape[1]
-    erows = expanded_rows(rows, t.X, t.w, t.beta)
-    cst = -0.5 * t.beta * (t.w * t.X**2).sum(axis=1)
+    cst = datum_constants(t.X, t.w, t.beta)
+    erows = expanded_rows(rows, d, cst)
     theta = np.full(d, 0.01)
     theta_p = theta + 0.001
     buf = np.empty(int(2 * Lam) + 64, dtype=np.int64)
