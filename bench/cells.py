@@ -16,10 +16,16 @@ Seeds
     the indices; independent of call order).
 Cell records
     ``results/cells/<experiment>/<cell>.json`` (atomic write): experiment, cell, params, scale,
-    config_hash (of experiment, scale, settings and params), seed, wall_seconds, status, message,
+    config_hash (of experiment, scale, the cell's settings and params), seed, wall_seconds, status, message,
     rows. ``status`` is ``"ok"``, ``"data unavailable"`` (a :class:`DataUnavailable` was raised
     anywhere in the cell: no crash, the tables show it) or ``"error"`` (message + traceback kept;
     the workflow's ``check_cells`` step then fails loudly).
+Cell settings
+    A cell sees ``cell_settings(exp, settings)``: the settings without the experiment's
+    ``grid_keys`` (replicate counts such as ``runs``, which only enumerate cells; each cell's params
+    carry its index). Its config hash covers exactly what it sees, so raising ``runs`` keeps every
+    finished run valid, and a cell that reads a grid key fails loudly (KeyError) instead of making
+    its result depend on how many other cells exist.
 Aggregation
     ``aggregate(exp, settings, records, out)`` builds one DataFrame (all rows of ok cells, plus one
     row per cell that is not ok with its params, ``status`` and ``message``), writes the generic
@@ -184,9 +190,17 @@ def _is_unavailable(exc: BaseException) -> bool:
     return False
 
 
-def cell_config_hash(exp_id: str, scale: str, settings: dict, params: dict) -> str:
-    """Hash identifying what a cell computes (seed excluded: it is recorded on its own)."""
-    return config_hash({"experiment": exp_id, "scale": scale, "settings": settings, "params": params})
+def cell_settings(exp: Experiment, settings: dict) -> dict:
+    """What a cell of ``exp`` sees: ``settings`` without the experiment's ``grid_keys``."""
+    return {k: v for k, v in settings.items() if k not in exp.grid_keys}
+
+
+def cell_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:
+    """Hash identifying what a cell computes: experiment, scale, cell settings, params (seed
+    excluded: it is recorded on its own; grid keys excluded: they do not change a cell)."""
+    return config_hash(
+        {"experiment": exp.id, "scale": scale, "settings": cell_settings(exp, settings), "params": params}
+    )
 
 
 def run_one(
@@ -208,8 +222,10 @@ def run_one(
     out = Path(out)
     cid = params["cell"]
     ss = cell_seed(root_seed, exp.id, cid)
-    chash = cell_config_hash(exp.id, scale, settings, params)
-    ctx = CellContext(exp.id, cid, scale, settings, out.with_suffix(".d"), data_dir, mirror)
+    chash = cell_config_hash(exp, scale, settings, params)
+    ctx = CellContext(
+        exp.id, cid, scale, cell_settings(exp, settings), out.with_suffix(".d"), data_dir, mirror
+    )
     status, message, tb, rows = STATUS_OK, "", "", []
     t0 = time.perf_counter()
     try:
@@ -328,7 +344,7 @@ def collect_records(
             missing.append(str(path))
             continue
         rec = load_record(path)
-        if rec["config_hash"] != cell_config_hash(exp.id, scale, settings, p):
+        if rec["config_hash"] != cell_config_hash(exp, scale, settings, p):
             stale.append(str(path))
         out.append((path, rec))
     if missing:

@@ -97,15 +97,29 @@ def _cmd_cells(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cell_params(text: str, cell: str) -> dict:
+    """Params given as JSON (the workflow passes each cell its params, so that a cell's config file
+    need not hold the grid keys); must be an object whose ``"cell"`` is ``cell``."""
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--params-json is not valid JSON ({e})") from None
+    if not isinstance(params, dict) or params.get("cell") != cell:
+        raise ValueError(f'--params-json must be a JSON object with "cell": {cell!r}, got {text[:80]!r}')
+    return params
+
+
 def _cmd_cell(args: argparse.Namespace) -> int:
     from bench.cells import STATUS_ERROR, cell_config_hash, find_cell, is_finished, run_one
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
     exp, settings = _settings(args.experiment, scale, cfg)
-    params = find_cell(exp, settings, args.cell)
+    params = (
+        _cell_params(args.params_json, args.cell) if args.params_json else find_cell(exp, settings, args.cell)
+    )
     out = Path(args.out or Path(cfg.get("cells_dir", "results/cells")) / exp.id / f"{args.cell}.json")
-    if args.skip_finished and is_finished(out, cell_config_hash(exp.id, scale, settings, params)):
+    if args.skip_finished and is_finished(out, cell_config_hash(exp, scale, settings, params)):
         print(f"{out}: finished already (skipped)", file=sys.stderr)
         return 0
     rec = run_one(
@@ -271,6 +285,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--cell", "-c", required=True)
     s.add_argument("--out", default=None, help="record path (default results/cells/<e>/<c>.json)")
     s.add_argument("--root-seed", type=int, default=20261122, help="used when the config has no root_seed")
+    s.add_argument(
+        "--params-json",
+        default=None,
+        help="the cell's params as JSON instead of looking them up in the config's cell list "
+        "(the workflow's cell configs omit grid keys such as runs)",
+    )
     s.add_argument(
         "--record-errors",
         action="store_true",

@@ -10,6 +10,10 @@ An experiment (one paper table/figure group) registers in ``bench/experiments/<f
 * ``run_cell(params, seed: SeedSequence, ctx) -> list[dict]``: runs the cell, returns result rows
   (flat dicts; the runner adds ``experiment, cell, config_hash, seed, wall_seconds, status``).
   ``ctx`` gives ``data(name)`` (dataset loader; raises ``DataUnavailable``) and ``out_dir``.
+* ``grid_keys``: top-level settings that only say how many cells there are (replicate counts such
+  as ``runs``); every cell's params carry its own index. A cell does not see them (they are absent
+  from ``ctx.settings``: reading one is a KeyError) and they are left out of its config hash, so
+  raising ``runs`` from 30 to 100 keeps the 30 finished runs' records valid and reruns nothing.
 * ``summarize(rows: DataFrame, settings, out: Outputs) -> None``: writes tables
   (``out.table(name, df)`` -> results/<name>.csv + .md) and figures (``out.figure(name, fig)`` ->
   paper_figs/<name>.png + .pdf). Tables that counterpart a paper table carry a ``paper_value`` column.
@@ -34,3 +38,10 @@ class Experiment:
     summarize: Callable[..., None]
     notes: str = ""
     datasets: tuple[str, ...] = field(default_factory=tuple)
+    grid_keys: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        for scale, st in self.settings.items():
+            missing = [k for k in self.grid_keys if k not in st]
+            if missing:
+                raise ValueError(f"experiment {self.id!r}: grid_keys {missing} not in its {scale!r} settings")

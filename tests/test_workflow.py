@@ -58,6 +58,8 @@ def _fake_cells(settings):
 def _fake_run(params, seed, ctx):
     CALLS.append(params["cell"])
     mode = ctx.settings["mode"]
+    if mode == "grid":  # a cell that depends on how many cells there are (not allowed)
+        params = {**params, "i": params["i"] + ctx.settings["n"]}
     if mode == "data":
         ctx.data("miniboone")
     if mode == "error":
@@ -71,7 +73,7 @@ def _fake_summarize(df, settings, out):
     out.table("fake_summary", df[["cell", "status"]].assign(n_ok=len(ok)))
 
 
-def _fake(exp_id="fake_exp", mode="ok", n=3, datasets=()):
+def _fake(exp_id="fake_exp", mode="ok", n=3, datasets=(), grid_keys=()):
     s = {"n": n, "mode": mode, "nested": {"a": 1, "b": 2}}
     return Experiment(
         id=exp_id,
@@ -83,6 +85,7 @@ def _fake(exp_id="fake_exp", mode="ok", n=3, datasets=()):
         run_cell=_fake_run,
         summarize=_fake_summarize,
         datasets=tuple(datasets),
+        grid_keys=tuple(grid_keys),
     )
 
 
@@ -236,7 +239,7 @@ def test_run_one_record_and_atomic_write(tmp_path, monkeypatch):
     for k in C.RECORD_FIELDS:
         assert row[k] == disk[k]
     assert row["arr"] == [0, 1] and disk["seed"] == C.seed_label(C.cell_seed(3, "fake_exp", "c1"))
-    assert disk["config_hash"] == C.cell_config_hash("fake_exp", "smoke", s, {"cell": "c1", "i": 1})
+    assert disk["config_hash"] == C.cell_config_hash(exp, "smoke", s, {"cell": "c1", "i": 1})
     assert oct(out.stat().st_mode & 0o777) != "0o600"
     # a write interrupted before the rename leaves the old record intact and no temp file
     before = out.read_text()
@@ -306,6 +309,83 @@ def test_resume_skips_finished_cells(tmp_path, fake_registry, monkeypatch):
             "smoke",
             "results/cells",
         )
+
+
+def _n_config(path: Path, n: int, a: int = 1) -> str:
+    path.write_text(
+        "scale: smoke\nroot_seed: 1\nexperiments: all\noverrides:\n  fake_exp:\n"
+        f"    reason: n = {n} cells for the test\n    scale: smoke\n"
+        f"    settings: {{n: {n}, nested: {{a: {a}}}}}\n"
+    )
+    return str(path)
+
+
+def test_grid_keys_raising_the_count_reruns_nothing(tmp_path, fake_registry, monkeypatch):
+    """A grid key (here n, the number of cells) is not part of any cell's hash: raising it keeps
+    every finished record valid and runs only the new cells; any other setting still invalidates."""
+    exp = fake_registry["fake_exp"] = _fake(grid_keys=("n",))
+    monkeypatch.chdir(tmp_path)
+    s3, s5 = (C.experiment_settings(exp, "smoke", {"fake_exp": {"settings": {"n": n}}}) for n in (3, 5))
+    s_a = C.experiment_settings(exp, "smoke", {"fake_exp": {"settings": {"nested": {"a": 9}}}})
+    for p in C.enumerate_cells(exp, s3):
+        assert C.cell_config_hash(exp, "smoke", s3, p) == C.cell_config_hash(exp, "smoke", s5, p)
+        assert C.cell_config_hash(exp, "smoke", s3, p) != C.cell_config_hash(exp, "smoke", s_a, p)
+        plain = _fake()  # mutant: no grid keys -> n is hashed and every record goes stale
+        assert C.cell_config_hash(plain, "smoke", s3, p) != C.cell_config_hash(plain, "smoke", s5, p)
+    cfg3, cfg5 = _n_config(tmp_path / "n3.yaml", 3), _n_config(tmp_path / "n5.yaml", 5)
+    for c in ("c0", "c1", "c2"):
+        assert cli_main(["cell", "-e", "fake_exp", "-c", c, "--config", cfg3, "--skip-finished"]) == 0
+    with pytest.raises(ValueError, match=r"2 cell file\(s\) missing") as err:
+        C.collect_records(exp, s5, "smoke", "results/cells")
+    assert "stale" not in str(err.value)
+    for c in ("c0", "c1", "c2", "c3", "c4"):
+        assert cli_main(["cell", "-e", "fake_exp", "-c", c, "--config", cfg5, "--skip-finished"]) == 0
+    assert CALLS == ["c0", "c1", "c2", "c3", "c4"]  # c0-c2 finished under n = 3: not rerun
+    assert len(C.collect_records(exp, s5, "smoke", "results/cells")) == 5
+    cfg_a = _n_config(tmp_path / "a.yaml", 5, a=9)
+    assert cli_main(["cell", "-e", "fake_exp", "-c", "c0", "--config", cfg_a, "--skip-finished"]) == 0
+    assert CALLS[-1] == "c0" and len(CALLS) == 6  # a real setting changed: rerun
+    with pytest.raises(ValueError, match="stale|another config"):
+        C.collect_records(exp, s5, "smoke", "results/cells")
+
+
+def test_grid_keys_are_hidden_from_cells_and_must_exist(tmp_path):
+    """A cell cannot read a grid key (KeyError -> status error), so no result depends on how
+    many cells exist; a grid key missing from the settings is rejected at registration."""
+    exp = _fake(mode="grid", grid_keys=("n",))
+    s = C.experiment_settings(exp, "smoke")
+    rec = C.run_one(
+        exp, {"cell": "c0", "i": 0}, scale="smoke", settings=s, root_seed=1, out=tmp_path / "c0.json"
+    )
+    assert rec["status"] == "error" and "KeyError" in rec["message"] and "'n'" in rec["message"]
+    rec = C.run_one(  # the mutant without grid keys reads n silently
+        _fake(mode="grid"),
+        {"cell": "c0", "i": 0},
+        scale="smoke",
+        settings=s,
+        root_seed=1,
+        out=tmp_path / "m.json",
+    )
+    assert rec["status"] == "ok" and rec["rows"][0]["i"] == 3
+    assert C.cell_settings(exp, s) == {k: v for k, v in s.items() if k != "n"}
+    with pytest.raises(ValueError, match="grid_keys"):
+        _fake(grid_keys=("runs",))
+
+
+def test_cell_params_json_equals_lookup(tmp_path, fake_registry, monkeypatch, capsys):
+    """The workflow passes each cell its params (--params-json): same record as looking them up."""
+    fake_registry["fake_exp"] = _fake(grid_keys=("n",))
+    monkeypatch.chdir(tmp_path)
+    base = ["cell", "-e", "fake_exp", "-c", "c1", "--scale", "smoke"]
+    assert cli_main(base + ["--out", "a.json"]) == 0
+    assert cli_main(base + ["--out", "b.json", "--params-json", '{"cell": "c1", "i": 1}']) == 0
+    a, b = C.load_record("a.json"), C.load_record("b.json")
+    for k in ("config_hash", "seed", "params"):
+        assert a[k] == b[k]
+    assert a["rows"][0]["x"] == b["rows"][0]["x"]
+    for bad in ('{"cell": "c2", "i": 2}', "[1]", "not json"):
+        assert cli_main(base + ["--params-json", bad]) == 2
+        assert "--params-json" in capsys.readouterr().err
 
 
 def test_cli_bad_arguments_exit_nonzero(capsys):
@@ -433,3 +513,17 @@ def test_smoke_workflow_end_to_end(tmp_path):
     r = _snakemake(["-n"] + smoke, tmp_path, **env)
     stats = " ".join((r.stdout + r.stderr).split("Job stats:")[-1].split())
     assert re.search(r"\brun_cell 1\b", stats) and "compile_kernels" not in stats, stats
+    # raising a replicate count (a grid key) schedules only the new cells (+ the deleted one)
+    exp = registry.get_experiment("baselines_smoke")
+    s = C.experiment_settings(exp, "smoke")
+    more = {**s, "replicates": s["replicates"] + 1}
+    n_new = len(C.enumerate_cells(exp, more)) - len(C.enumerate_cells(exp, s))
+    cfg = tmp_path / "more.yaml"
+    cfg.write_text(
+        "overrides:\n  baselines_smoke:\n    reason: one more replicate (resume test)\n"
+        f"    scale: smoke\n    settings: {{replicates: {more['replicates']}}}\n"
+    )
+    r = _snakemake(["-n"] + smoke + ["--configfile", str(cfg)], tmp_path, **env)
+    stats = " ".join((r.stdout + r.stderr).split("Job stats:")[-1].split())
+    assert n_new > 0 and re.search(rf"\brun_cell {n_new + 1}\b", stats), stats
+    assert "experiment_cell_config" not in stats, stats

@@ -1527,6 +1527,7 @@ EXPERIMENTS = [
         gmm_run_cell,
         gmm_summarize,
         notes="smoke: N=2e4, K=200, 300 samples, 1 trial",
+        grid_keys=("trials",),
     ),
     Experiment(
         "approx_mnist",
@@ -1562,6 +1563,7 @@ EXPERIMENTS = [
         m79_summarize,
         notes="truth = long exact RWM (K14: HMC); smoke: 2 s budget",
         datasets=("mnist_7v9",),
+        grid_keys=("chains",),
     ),
     Experiment(
         "approx_design",
@@ -1596,6 +1598,7 @@ EXPERIMENTS = [
         sgld_l1_summarize,
         notes="x ~ U(-1, 1), 2e5 iterations x 3 chains, theta_0 = posterior mean (assumptions); smoke: "
         "N=2000, lambda0=990 (= 0.495 N, as 4950/1e4), alpha 2.5e-5, batch = m = 100, 4000 iterations",
+        grid_keys=("chains",),
     ),
     Experiment(
         "approx_ica",
@@ -1622,5 +1625,6 @@ EXPERIMENTS = [
         "move probabilities 1/3 (Chen et al. 2011 not given), lambda' = lambda/2 absorbs 2^-k (see "
         "samplers/kernels/rjmcmc.py); smoke: data-free status cells (fixture run in tests)",
         datasets=("miniboone",),
+        grid_keys=("chains",),
     ),
 ]

@@ -201,5 +201,6 @@ EXPERIMENTS = [
         notes="Not a paper table: a workflow exercise on smoke-size targets at both scales; "
         "'paper' only runs longer chains and 3 replicates. The paper-scale baselines live "
         "in the exact_mh experiments.",
+        grid_keys=("replicates",),
     )
 ]

@@ -1238,6 +1238,7 @@ EXPERIMENTS = [
         tg_summarize,
         notes="step_mode 'authors' = notes §6 step sizes (converted), 'tuned' = tune_step; "
         "paper runs 100 (authors), SGLD KS uses a 600k chain (burn-in 500k, notes §9.6).",
+        grid_keys=("runs",),
     ),
     Experiment(
         "exact_mh_rlr",
@@ -1249,6 +1250,7 @@ EXPERIMENTS = [
         rlr_run_cell,
         rlr_summarize,
         notes="50d uses the authors' code constants (R=30, beta=1e-3, lambda=1e-4 L^2).",
+        grid_keys=("runs", "runs_50d"),
     ),
     Experiment(
         "exact_mh_mnist",
@@ -1271,5 +1273,6 @@ EXPERIMENTS = [
         ex_cells,
         ex_run_cell,
         ex_summarize,
+        grid_keys=("runs",),
     ),
 ]

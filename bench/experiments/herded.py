@@ -686,6 +686,7 @@ EXPERIMENTS = [
         _cg_summary,
         notes="Table 1 reconstructed (notes §3); iterations = sweeps; MCQMC randomised by "
         "Cranley-Patterson rotations; smoke: 2^12 sweeps, 8 seeds, eps 0.1/0.01.",
+        grid_keys=("n_seeds",),
     ),
     Experiment(
         "hg_incomplete_graph",
@@ -724,5 +725,6 @@ EXPERIMENTS = [
         datasets=("conll2002",),
         notes="CoNLL-2002 esp (not the Stanford CRF / IE-ER); averaged perceptron weights; "
         "smoke: 500 train / 60 test sentences, 10/40 sweeps, 2 annealed runs.",
+        grid_keys=("annealed_runs",),
     ),
 ]

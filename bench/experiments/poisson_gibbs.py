@@ -930,6 +930,7 @@ EXPERIMENTS = [
         "cost ~8e6 factor evaluations per iteration and is not run (the paper's Fig. 1a "
         "shows DoubleMIN as the MIN-Gibbs representative). Smoke: 8x8 lattice (L differs "
         "from 5.09).",
+        grid_keys=("replicates",),
     ),
     Experiment(
         id="pg_spin",
@@ -945,6 +946,7 @@ EXPERIMENTS = [
         summarize=summarize_spin,
         notes="lattice size and gamma inferred (20x20, gamma 0.4 -> L = 13.708); per-site 1-D "
         "histogram symmetric KL (our reading). Smoke: 6x6 lattice.",
+        grid_keys=("replicates",),
     ),
     Experiment(
         id="pg_tgm",

@@ -27,6 +27,17 @@ rule experiment_config:
         CONFIG_WRITE
 
 
+rule experiment_cell_config:
+    # What the experiment's cells read: its config without grid keys (replicate counts), so that
+    # raising runs reruns only the new cells (each cell gets its params from the rule).
+    output:
+        "results/config/{exp}.cells.json",
+    params:
+        cfg=lambda wc: config_json(experiment_cell_config(wc.exp)),
+    shell:
+        CONFIG_WRITE
+
+
 rule run_cell:
     input:
         unpack(cell_inputs),
@@ -36,6 +47,7 @@ rule run_cell:
         "logs/cells/{exp}/{cell}.log",
     params:
         scale=SCALE,
+        cell=cell_params_json,
     resources:
         runtime=60,
     # Cells never download (MCMC_BENCH_OFFLINE): the download rule tried once; a missing file makes
@@ -43,7 +55,8 @@ rule run_cell:
     # so the DAG completes; check_cells then fails loudly.
     shell:
         "MCMC_BENCH_OFFLINE=1 {CLI} cell --experiment {wildcards.exp} --cell {wildcards.cell} "
-        "--scale {params.scale} --config {input.config} --out {output} --record-errors "
+        "--scale {params.scale} --config {input.config} --params-json {params.cell:q} --out {output} "
+        "--record-errors "
         "> {log} 2>&1"
 
 

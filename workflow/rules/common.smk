@@ -34,13 +34,17 @@ envvars:
     "NUMBA_NUM_THREADS",
 
 
-from bench.cells import enumerate_cells, experiment_settings  # noqa: E402
+from bench.cells import cell_settings, enumerate_cells, experiment_settings  # noqa: E402
 from bench.experiments import all_experiments, get_experiment  # noqa: E402
 
 _sel = config.get("experiments", "all")
 EXPERIMENT_IDS = list(all_experiments()) if _sel == "all" else [get_experiment(e).id for e in _sel]
 SETTINGS = {e: experiment_settings(get_experiment(e), SCALE, config.get("overrides")) for e in EXPERIMENT_IDS}
-CELLS = {e: [p["cell"] for p in enumerate_cells(get_experiment(e), SETTINGS[e])] for e in EXPERIMENT_IDS}
+# params of every cell, by experiment and cell id (passed to each cell job; see experiment_cell_config)
+CELL_PARAMS = {
+    e: {p["cell"]: p for p in enumerate_cells(get_experiment(e), SETTINGS[e])} for e in EXPERIMENT_IDS
+}
+CELLS = {e: list(CELL_PARAMS[e]) for e in EXPERIMENT_IDS}
 # Kernels to warm before the cells: the "method" of every cell that names a registered one; for a
 # cell that does not, every method of its experiment's family (all methods if no family matches).
 # Grouped by method family so -j N warms families in parallel.
@@ -74,6 +78,24 @@ def experiment_config(exp):
         # module (not only in the config) rewrites this file and reruns exactly its cells
         "resolved_settings": SETTINGS[exp],
     }
+
+
+def experiment_cell_config(exp):
+    """What one experiment's cells read (results/config/<exp>.cells.json): experiment_config without
+    the experiment's grid keys (replicate counts such as runs) and without the overrides' reason
+    text. Raising runs therefore leaves this file, and every finished cell, as they are; each cell
+    job gets its own params (run index included) as a Snakemake param instead."""
+    e = get_experiment(exp)
+    cfg = experiment_config(exp)
+    over = cfg["overrides"].get(exp)
+    kept = {k: v for k, v in ((over or {}).get("settings") or {}).items() if k not in e.grid_keys}
+    cfg["overrides"] = {exp: {"scale": over["scale"], "settings": kept}} if kept else {}
+    cfg["resolved_settings"] = cell_settings(e, SETTINGS[exp])
+    return cfg
+
+
+def cell_params_json(wc):
+    return json.dumps(CELL_PARAMS[wc.exp][wc.cell], sort_keys=True)
 
 
 def config_json(cfg):
@@ -111,7 +133,7 @@ def raw_status_files(wildcards):
 def cell_inputs(wc):
     """A cell needs its experiment's config, warm kernels and its experiment's datasets."""
     return {
-        "config": f"results/config/{wc.exp}.json",
+        "config": f"results/config/{wc.exp}.cells.json",
         "kernels": [f"results/logs/compile_kernels/{f}.json" for f in WARM],
         "data": [f"data/status/{d}.json" for d in EXP_DATASETS[wc.exp]],
     }
