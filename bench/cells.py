@@ -356,6 +356,46 @@ def collect_records(
     return out
 
 
+def legacy_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:
+    """The cell hash before grid keys existed (all settings hashed, replicate counts included)."""
+    return config_hash({"experiment": exp.id, "scale": scale, "settings": settings, "params": params})
+
+
+def migrate_records(
+    exp: Experiment, scale: str, old_settings: dict, settings: dict, cells_dir: str | os.PathLike
+) -> dict[str, list[str]]:
+    """Give records written before grid keys existed the current hash, where that is provably right.
+
+    A record is rewritten (atomically, old hash kept as ``migrated_from_hash``) only if its hash is
+    :func:`legacy_config_hash` of ``old_settings`` (so it was computed with them), ``old_settings``
+    and ``settings`` differ only in grid keys, and ``settings`` still has a cell with its id and
+    params. Returns the cell ids per outcome: migrated, current (hash already right), unmatched.
+    """
+    if cell_settings(exp, old_settings) != cell_settings(exp, settings):
+        raise ValueError(f"{exp.id}: the two configs differ in more than the grid keys {list(exp.grid_keys)}")
+    now = {p["cell"]: p for p in enumerate_cells(exp, settings)}
+    out: dict[str, list[str]] = {"migrated": [], "current": [], "unmatched": []}
+    for path in sorted((Path(cells_dir) / exp.id).glob("*.json")):
+        rec = load_record(path)
+        p = now.get(rec["cell"])
+        if p is None or p != rec["params"]:
+            out["unmatched"].append(rec["cell"])
+            continue
+        new = cell_config_hash(exp, scale, settings, p)
+        if rec["config_hash"] == new:
+            out["current"].append(rec["cell"])
+        elif rec["config_hash"] == legacy_config_hash(exp, scale, old_settings, p):
+            rec["migrated_from_hash"] = rec["config_hash"]
+            rec["config_hash"] = new
+            for r in rec["rows"]:
+                r["config_hash"] = new
+            atomic_write_text(path, json.dumps(rec, default=_jsonable, indent=1) + "\n")
+            out["migrated"].append(rec["cell"])
+        else:
+            out["unmatched"].append(rec["cell"])
+    return out
+
+
 def aggregate(exp: Experiment, settings: dict, records: list[dict], out: Any) -> pd.DataFrame:
     """Status table ``<exp>_cells`` + ``exp.summarize(df, settings, out)``; returns the frame."""
     df = records_frame(records)
