@@ -336,7 +336,9 @@ def cells_frame(records: Iterable[tuple[str, dict]]) -> pd.DataFrame:
 def collect_records(
     exp: Experiment, settings: dict, scale: str, cells_dir: str | os.PathLike
 ) -> list[tuple[Path, dict]]:
-    """Records of every cell of ``exp`` (missing or stale files -> ValueError naming them)."""
+    """Records of every cell of ``exp`` (missing or stale files -> ValueError naming them). A record
+    is current if its hash is :func:`cell_config_hash`, or :func:`legacy_config_hash` of exactly these
+    settings (written before grid keys existed, with this very config)."""
     missing, stale, out = [], [], []
     for p in enumerate_cells(exp, settings):
         path = Path(cells_dir) / exp.id / f"{p['cell']}.json"
@@ -344,7 +346,11 @@ def collect_records(
             missing.append(str(path))
             continue
         rec = load_record(path)
-        if rec["config_hash"] != cell_config_hash(exp, scale, settings, p):
+        # a record from before grid keys is valid if its legacy hash proves these very settings
+        if rec["config_hash"] not in (
+            cell_config_hash(exp, scale, settings, p),
+            legacy_config_hash(exp, scale, settings, p),
+        ):
             stale.append(str(path))
         out.append((path, rec))
     if missing:

@@ -9,6 +9,8 @@ import re
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from bench.experiments import exact_mh_report as R
 
 RECORDS = Path(__file__).resolve().parents[1] / "docs" / "results" / "records"
@@ -84,3 +86,27 @@ def test_tg_archive_section_13_verdicts(tmp_path: Path) -> None:
     old = [c for c in _extract(tmp_path / "s10", "exact_mh_tg_s10.tar.xz")[1] if c["table"] == "TG Table 3"]
     per_run = [r for r in ks[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
     assert per_run == old[0]["per_run"].split("; ")
+
+
+def test_tg_archive_stays_usable_by_the_workflow(tmp_path: Path) -> None:
+    """Records archived before grid keys existed: `aggregate` accepts them under their own config (legacy
+    hash of those very settings), and `migrate-cells` carries them to a config with more runs, after
+    which only the new runs' cells are missing (a mutant config with another lambda migrates nothing)."""
+    import yaml
+
+    from bench import cells as C
+    from bench.experiments import get_experiment
+
+    with tarfile.open(RECORDS / "exact_mh_tg_s12.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    exp = get_experiment("exact_mh_tg")
+    cfg = yaml.safe_load((RECORDS.parents[2] / "config" / "paper_exact_mh_s12.yaml").read_text())
+    s30 = C.experiment_settings(exp, "paper", cfg["overrides"])
+    s100 = {**s30, "runs": 100}
+    assert len(C.collect_records(exp, s30, "paper", tmp_path / "cells")) == 840
+    with pytest.raises(ValueError, match="more than the grid keys"):
+        C.migrate_records(exp, "paper", s30, {**s100, "lam_mult": 1e-3}, tmp_path / "cells")
+    res = C.migrate_records(exp, "paper", s30, s100, tmp_path / "cells")
+    assert len(res["migrated"]) == 840 and not res["current"] and not res["unmatched"]
+    with pytest.raises(ValueError, match=r"1960 cell file\(s\) missing"):  # runs 30-99, nothing stale
+        C.collect_records(exp, s100, "paper", tmp_path / "cells")

@@ -387,6 +387,9 @@ def test_migrate_cells_rehashes_only_provable_records(tmp_path, fake_registry, m
         rec["config_hash"] = C.legacy_config_hash(exp, "smoke", legacy, rec["params"])
         (d / f"{c}.json").write_text(json.dumps(rec, default=C._jsonable))
     (d / "c9.json").write_text((d / "c1.json").read_text().replace('"cell": "c1"', '"cell": "c9"'))
+    # with the very settings they were computed with, legacy records are current (c2 is not: a = 9)
+    with pytest.raises(ValueError, match=r"1 cell file\(s\) computed with another config.*c2\.json"):
+        C.collect_records(exp, s3, "smoke", "results/cells")
     res = C.migrate_records(exp, "smoke", s3, s5, "results/cells")
     assert res == {"migrated": ["c0", "c1"], "current": [], "unmatched": ["c2", "c9"]}
     rec = C.load_record(d / "c0.json")
