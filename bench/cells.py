@@ -25,7 +25,9 @@ Cell settings
     ``grid_keys`` (replicate counts such as ``runs``, which only enumerate cells; each cell's params
     carry its index). Its config hash covers exactly what it sees, so raising ``runs`` keeps every
     finished run valid, and a cell that reads a grid key fails loudly (KeyError) instead of making
-    its result depend on how many other cells exist.
+    its result depend on how many other cells exist. Records written before grid keys existed carry
+    :func:`legacy_config_hash` (all settings): current under exactly those settings
+    (:func:`current_hashes`), carried to a higher count by :func:`migrate_records`.
 Aggregation
     ``aggregate(exp, settings, records, out)`` builds one DataFrame (all rows of ok cells, plus one
     row per cell that is not ok with its params, ``status`` and ``message``), writes the generic
@@ -203,6 +205,11 @@ def cell_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) 
     )
 
 
+def legacy_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:
+    """The cell hash before grid keys existed (all settings hashed, replicate counts included)."""
+    return config_hash({"experiment": exp.id, "scale": scale, "settings": settings, "params": params})
+
+
 def run_one(
     exp: Experiment,
     params: dict,
@@ -280,13 +287,19 @@ def load_record(path: str | os.PathLike) -> dict:
     return rec
 
 
-def is_finished(path: str | os.PathLike, chash: str | None = None) -> bool:
-    """True when ``path`` holds an ok / data-unavailable record (with hash ``chash`` if given)."""
+def current_hashes(exp: Experiment, scale: str, settings: dict, params: dict) -> tuple[str, str]:
+    """Hashes a current record of this cell may carry: :func:`cell_config_hash`, or
+    :func:`legacy_config_hash` of exactly these settings (written before grid keys existed)."""
+    return cell_config_hash(exp, scale, settings, params), legacy_config_hash(exp, scale, settings, params)
+
+
+def is_finished(path: str | os.PathLike, hashes: Iterable[str] | None = None) -> bool:
+    """True when ``path`` holds an ok / data-unavailable record (with a hash in ``hashes`` if given)."""
     try:
         rec = load_record(path)
     except (OSError, ValueError):
         return False
-    return rec["status"] != STATUS_ERROR and (chash is None or rec["config_hash"] == chash)
+    return rec["status"] != STATUS_ERROR and (hashes is None or rec["config_hash"] in set(hashes))
 
 
 # ------------------------------------------------------------------------------ aggregation
@@ -336,9 +349,8 @@ def cells_frame(records: Iterable[tuple[str, dict]]) -> pd.DataFrame:
 def collect_records(
     exp: Experiment, settings: dict, scale: str, cells_dir: str | os.PathLike
 ) -> list[tuple[Path, dict]]:
-    """Records of every cell of ``exp`` (missing or stale files -> ValueError naming them). A record
-    is current if its hash is :func:`cell_config_hash`, or :func:`legacy_config_hash` of exactly these
-    settings (written before grid keys existed, with this very config)."""
+    """Records of every cell of ``exp`` (missing or stale files -> ValueError naming them); current =
+    a hash in :func:`current_hashes`."""
     missing, stale, out = [], [], []
     for p in enumerate_cells(exp, settings):
         path = Path(cells_dir) / exp.id / f"{p['cell']}.json"
@@ -346,11 +358,7 @@ def collect_records(
             missing.append(str(path))
             continue
         rec = load_record(path)
-        # a record from before grid keys is valid if its legacy hash proves these very settings
-        if rec["config_hash"] not in (
-            cell_config_hash(exp, scale, settings, p),
-            legacy_config_hash(exp, scale, settings, p),
-        ):
+        if rec["config_hash"] not in current_hashes(exp, scale, settings, p):
             stale.append(str(path))
         out.append((path, rec))
     if missing:
@@ -360,11 +368,6 @@ def collect_records(
             f"{exp.id}: {len(stale)} cell file(s) computed with another config (rerun them), e.g. {stale[:3]}"
         )
     return out
-
-
-def legacy_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:
-    """The cell hash before grid keys existed (all settings hashed, replicate counts included)."""
-    return config_hash({"experiment": exp.id, "scale": scale, "settings": settings, "params": params})
 
 
 def migrate_records(

@@ -111,7 +111,7 @@ def _cell_params(text: str, cell: str) -> dict:
 
 
 def _cmd_cell(args: argparse.Namespace) -> int:
-    from bench.cells import STATUS_ERROR, cell_config_hash, find_cell, is_finished, run_one
+    from bench.cells import STATUS_ERROR, current_hashes, find_cell, is_finished, run_one
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
@@ -120,7 +120,7 @@ def _cmd_cell(args: argparse.Namespace) -> int:
         _cell_params(args.params_json, args.cell) if args.params_json else find_cell(exp, settings, args.cell)
     )
     out = Path(args.out or Path(cfg.get("cells_dir", "results/cells")) / exp.id / f"{args.cell}.json")
-    if args.skip_finished and is_finished(out, cell_config_hash(exp, scale, settings, params)):
+    if args.skip_finished and is_finished(out, current_hashes(exp, scale, settings, params)):
         print(f"{out}: finished already (skipped)", file=sys.stderr)
         return 0
     rec = run_one(

@@ -341,6 +341,11 @@ def test_grid_keys_raising_the_count_reruns_nothing(tmp_path, fake_registry, mon
     for c in ("c0", "c1", "c2", "c3", "c4"):
         assert cli_main(["cell", "-e", "fake_exp", "-c", c, "--config", cfg5, "--skip-finished"]) == 0
     assert CALLS == ["c0", "c1", "c2", "c3", "c4"]  # c0-c2 finished under n = 3: not rerun
+    rec = C.load_record("results/cells/fake_exp/c4.json")  # written before grid keys: also finished
+    rec["config_hash"] = C.legacy_config_hash(exp, "smoke", s5, rec["params"])
+    Path("results/cells/fake_exp/c4.json").write_text(json.dumps(rec, default=C._jsonable))
+    assert cli_main(["cell", "-e", "fake_exp", "-c", "c4", "--config", cfg5, "--skip-finished"]) == 0
+    assert len(CALLS) == 5
     assert len(C.collect_records(exp, s5, "smoke", "results/cells")) == 5
     cfg_a = _n_config(tmp_path / "a.yaml", 5, a=9)
     assert cli_main(["cell", "-e", "fake_exp", "-c", "c0", "--config", cfg_a, "--skip-finished"]) == 0
