@@ -554,12 +554,18 @@ def test_smoke_workflow_end_to_end(tmp_path):
     s = C.experiment_settings(exp, "smoke")
     more = {**s, "replicates": s["replicates"] + 1}
     n_new = len(C.enumerate_cells(exp, more)) - len(C.enumerate_cells(exp, s))
-    cfg = tmp_path / "more.yaml"
-    cfg.write_text(
-        "overrides:\n  baselines_smoke:\n    reason: one more replicate (resume test)\n"
-        f"    scale: smoke\n    settings: {{replicates: {more['replicates']}}}\n"
-    )
-    r = _snakemake(["-n"] + smoke + ["--configfile", str(cfg)], tmp_path, **env)
+    import yaml
+
+    cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    cfg["overrides"] = {
+        "baselines_smoke": {
+            "reason": "one more replicate (resume test)",
+            "scale": "smoke",
+            "settings": {"replicates": more["replicates"]},
+        }
+    }
+    (tmp_path / "more.yaml").write_text(yaml.safe_dump(cfg))
+    r = _snakemake(["-n", "--configfile", str(tmp_path / "more.yaml")], tmp_path, **env)
     stats = " ".join((r.stdout + r.stderr).split("Job stats:")[-1].split())
     assert n_new > 0 and re.search(rf"\brun_cell {n_new + 1}\b", stats), stats
     assert "experiment_cell_config" not in stats, stats
