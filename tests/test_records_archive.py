@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-13 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-14 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -9,6 +9,7 @@ import re
 import tarfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from bench.experiments import exact_mh_report as R
@@ -23,7 +24,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 3
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 4
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -85,6 +86,43 @@ def test_tg_archive_section_13_verdicts(tmp_path: Path) -> None:
     assert len(ks) == 1 and ks[0]["held"] and "x2.50" in ks[0]["measured"] and ks[0]["runs_held"] == "21/30"
     old = [c for c in _extract(tmp_path / "s10", "exact_mh_tg_s10.tar.xz")[1] if c["table"] == "TG Table 3"]
     per_run = [r for r in ks[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
+    assert per_run == old[0]["per_run"].split("; ")
+
+
+def test_tg_archives_section_14_verdicts(tmp_path: Path) -> None:
+    """65 runs (section 13's runs 0-29 + runs 30-64, same machine, same code): top two and the authors'-
+    timing claim at 0.25 / 0.4 held, 0.55 not held (a tie), the cached-twin claim at no rate; SGLD's KS
+    x2.60. Runs 0-29 give section 13's per-run KS verdicts again (timing-free)."""
+    for name in ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz"):
+        with tarfile.open(RECORDS / name) as tf:
+            tf.extractall(tmp_path, filter="data")
+            if name.endswith("s12.tar.xz"):
+                (tmp_path / "cells_cpu.csv").rename(tmp_path / "cpu_s12.csv")
+    cpu = pd.concat([R.load_cpu(tmp_path / "cpu_s12.csv"), R.load_cpu(tmp_path / "cells_cpu.csv")])
+    text, claims = R.build_report(tmp_path, cpu=cpu)
+    assert "1820 cells ok, 0 not ok" in text
+    v = _verdicts(claims, "TG Table 4")
+    for rate in ("0.25", "0.4", "0.55"):
+        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
+    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
+    runs = {
+        (k, c["rate"]): c["runs_held"]
+        for c in claims
+        if c["table"] == "TG Table 4" and c["metric"] == "authors"
+        for t, k in (
+            ("top two", "top"),
+            ("timed as the authors'", "authors"),
+            ("every exact minibatch", "cached"),
+        )
+        if t in c["claim"]
+    }
+    assert [runs[("top", r)] for r in ("0.25", "0.4", "0.55")] == ["60/65", "61/65", "62/65"]
+    assert [runs[("authors", r)] for r in ("0.25", "0.4", "0.55")] == ["64/65", "55/65", "15/65"]
+    assert [runs[("cached", r)] for r in ("0.25", "0.4", "0.55")] == ["6/65", "0/65", "0/65"]
+    ks = [c for c in claims if c["table"] == "TG Table 3"]
+    assert len(ks) == 1 and ks[0]["held"] and "x2.60" in ks[0]["measured"] and ks[0]["runs_held"] == "51/65"
+    old = [c for c in _extract(tmp_path / "s12", "exact_mh_tg_s12.tar.xz")[1] if c["table"] == "TG Table 3"]
+    per_run = [r for r in ks[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < 30]
     assert per_run == old[0]["per_run"].split("; ")
 
 
