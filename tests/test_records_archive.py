@@ -29,22 +29,60 @@ def test_archives_match_their_listed_checksums() -> None:
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
 
+KINDS = {"top two": "top", "every exact minibatch": "cached", "timed as the authors'": "authors"}
+RATES = ("0.25", "0.4", "0.55")
+
+
+def _kind(claim: dict) -> str | None:
+    return next((k for t, k in KINDS.items() if t in claim["claim"]), None)
+
+
 def _verdicts(claims: list[dict], table: str) -> dict[tuple[str, str], set[bool]]:
     """{(claim kind, rate): set of verdicts over the ESS conventions} for the claims of ``table``."""
-    kinds = {"top two": "top", "every exact minibatch": "cached", "timed as the authors'": "authors"}
     out: dict[tuple[str, str], set[bool]] = {}
     for c in claims:
-        if c["table"].startswith(table):
-            kind = next((k for t, k in kinds.items() if t in c["claim"]), None)
-            if kind:
-                out.setdefault((kind, c["rate"]), set()).add(bool(c["held"]))
+        if c["table"].startswith(table) and _kind(c):
+            out.setdefault((_kind(c), c["rate"]), set()).add(bool(c["held"]))
     return out
 
 
-def _extract(tmp_path: Path, archive: str) -> tuple[str, list[dict]]:
-    with tarfile.open(RECORDS / archive) as tf:
-        tf.extractall(tmp_path, filter="data")
-    return R.build_report(tmp_path, cpu=R.load_cpu(tmp_path / "cells_cpu.csv"))
+def _runs_held(claims: list[dict], kind: str, metric: str = "authors") -> list[str]:
+    """Single-run counts of one TG Table 4 claim kind at the three rates, for one ESS convention."""
+    got = {
+        c["rate"]: c["runs_held"]
+        for c in claims
+        if c["table"] == "TG Table 4" and c["metric"] == metric and _kind(c) == kind
+    }
+    return [got[r] for r in RATES]
+
+
+def _extract(tmp_path: Path, *archives: str) -> tuple[str, list[dict]]:
+    """Extract the archives into one directory (their CPU csvs kept apart) and build the report."""
+    cpu = []
+    for i, name in enumerate(archives):
+        with tarfile.open(RECORDS / name) as tf:
+            tf.extractall(tmp_path, filter="data")
+        (tmp_path / "cells_cpu.csv").rename(tmp_path / f"cpu_{i}.csv")
+        cpu.append(R.load_cpu(tmp_path / f"cpu_{i}.csv"))
+    return R.build_report(tmp_path, cpu=pd.concat(cpu))
+
+
+def _check_tg_like_section_13(
+    text: str, claims: list[dict], cells: int, ks: str, ks_runs: str, earlier: list[dict], earlier_runs: int
+) -> None:
+    """The TG verdicts of sections 13 and 14: top two and the authors'-timing claim held at 0.25 / 0.4,
+    0.55 not held, the cached-twin claim at no rate, SGLD's KS ratio ``ks`` held; the per-run KS verdicts
+    (timing-free) of the first ``earlier_runs`` runs equal those of the ``earlier`` report's claims."""
+    assert f"{cells} cells ok, 0 not ok" in text
+    v = _verdicts(claims, "TG Table 4")
+    for rate in RATES:
+        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
+    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
+    k = [c for c in claims if c["table"] == "TG Table 3"]
+    assert len(k) == 1 and k[0]["held"] and ks in k[0]["measured"] and k[0]["runs_held"] == ks_runs
+    old = [c for c in earlier if c["table"] == "TG Table 3"]
+    per_run = [r for r in k[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < earlier_runs]
+    assert per_run == old[0]["per_run"].split("; ")
 
 
 def test_rlr_archive_section_12_every_claim_held_in_every_run(tmp_path: Path) -> None:
@@ -60,7 +98,7 @@ def test_tg_archive_section_11_verdicts(tmp_path: Path) -> None:
     text, claims = _extract(tmp_path, "exact_mh_tg_s10.tar.xz")
     assert "280 cells ok, 0 not ok" in text
     v = _verdicts(claims, "TG Table 4")
-    for rate in ("0.25", "0.4", "0.55"):
+    for rate in RATES:
         assert v[("top", rate)] == {True} and v[("authors", rate)] == {True}  # 0.55: x1.07 aggregate
     assert v[("cached", "0.25")] == {True}  # x1.08 in the aggregate (4/10 runs)
     assert v[("cached", "0.4")] == v[("cached", "0.55")] == {False}
@@ -73,57 +111,21 @@ def test_tg_archive_section_13_verdicts(tmp_path: Path) -> None:
     held), the cached-twin claim held at no rate; SGLD's KS ratio x2.50. Runs 0-9 are section 11's chains:
     their KS verdicts (timing-free) equal section 11's run for run."""
     text, claims = _extract(tmp_path, "exact_mh_tg_s12.tar.xz")
-    assert "840 cells ok, 0 not ok" in text
-    v = _verdicts(claims, "TG Table 4")
-    for rate in ("0.25", "0.4", "0.55"):
-        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
-    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
-    tg4 = [c for c in claims if c["table"] == "TG Table 4" and "top two" in c["claim"]]
-    top = {c["rate"]: c["runs_held"] for c in tg4}  # the same counts in all three ESS conventions
-    assert len(tg4) == 9 and all(c["runs_held"] == top[c["rate"]] for c in tg4)
-    assert top == {"0.25": "27/30", "0.4": "29/30", "0.55": "30/30"}
-    ks = [c for c in claims if c["table"] == "TG Table 3"]
-    assert len(ks) == 1 and ks[0]["held"] and "x2.50" in ks[0]["measured"] and ks[0]["runs_held"] == "21/30"
-    old = [c for c in _extract(tmp_path / "s10", "exact_mh_tg_s10.tar.xz")[1] if c["table"] == "TG Table 3"]
-    per_run = [r for r in ks[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
-    assert per_run == old[0]["per_run"].split("; ")
+    earlier = _extract(tmp_path / "s10", "exact_mh_tg_s10.tar.xz")[1]
+    _check_tg_like_section_13(text, claims, 840, "x2.50", "21/30", earlier, 10)
+    for metric in ("authors", "geyer", "authors_cpu"):  # the same top-two counts in all three conventions
+        assert _runs_held(claims, "top", metric) == ["27/30", "29/30", "30/30"]
 
 
 def test_tg_archives_section_14_verdicts(tmp_path: Path) -> None:
-    """65 runs (section 13's runs 0-29 + runs 30-64, same machine, same code): top two and the authors'-
-    timing claim at 0.25 / 0.4 held, 0.55 not held (a tie), the cached-twin claim at no rate; SGLD's KS
-    x2.60. Runs 0-29 give section 13's per-run KS verdicts again (timing-free)."""
-    for name in ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz"):
-        with tarfile.open(RECORDS / name) as tf:
-            tf.extractall(tmp_path, filter="data")
-            if name.endswith("s12.tar.xz"):
-                (tmp_path / "cells_cpu.csv").rename(tmp_path / "cpu_s12.csv")
-    cpu = pd.concat([R.load_cpu(tmp_path / "cpu_s12.csv"), R.load_cpu(tmp_path / "cells_cpu.csv")])
-    text, claims = R.build_report(tmp_path, cpu=cpu)
-    assert "1820 cells ok, 0 not ok" in text
-    v = _verdicts(claims, "TG Table 4")
-    for rate in ("0.25", "0.4", "0.55"):
-        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
-    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
-    runs = {
-        (k, c["rate"]): c["runs_held"]
-        for c in claims
-        if c["table"] == "TG Table 4" and c["metric"] == "authors"
-        for t, k in (
-            ("top two", "top"),
-            ("timed as the authors'", "authors"),
-            ("every exact minibatch", "cached"),
-        )
-        if t in c["claim"]
-    }
-    assert [runs[("top", r)] for r in ("0.25", "0.4", "0.55")] == ["60/65", "61/65", "62/65"]
-    assert [runs[("authors", r)] for r in ("0.25", "0.4", "0.55")] == ["64/65", "55/65", "15/65"]
-    assert [runs[("cached", r)] for r in ("0.25", "0.4", "0.55")] == ["6/65", "0/65", "0/65"]
-    ks = [c for c in claims if c["table"] == "TG Table 3"]
-    assert len(ks) == 1 and ks[0]["held"] and "x2.60" in ks[0]["measured"] and ks[0]["runs_held"] == "51/65"
-    old = [c for c in _extract(tmp_path / "s12", "exact_mh_tg_s12.tar.xz")[1] if c["table"] == "TG Table 3"]
-    per_run = [r for r in ks[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < 30]
-    assert per_run == old[0]["per_run"].split("; ")
+    """65 runs (section 13's runs 0-29 + runs 30-64, same machine, same code): the verdicts of section 13
+    with SGLD's KS x2.60; runs 0-29 give section 13's per-run KS verdicts again (timing-free)."""
+    text, claims = _extract(tmp_path, "exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz")
+    earlier = _extract(tmp_path / "s12", "exact_mh_tg_s12.tar.xz")[1]
+    _check_tg_like_section_13(text, claims, 1820, "x2.60", "51/65", earlier, 30)
+    assert _runs_held(claims, "top") == ["60/65", "61/65", "62/65"]
+    assert _runs_held(claims, "authors") == ["64/65", "55/65", "15/65"]
+    assert _runs_held(claims, "cached") == ["6/65", "0/65", "0/65"]
 
 
 def test_tg_archive_stays_usable_by_the_workflow(tmp_path: Path) -> None:
