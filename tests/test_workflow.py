@@ -562,7 +562,13 @@ def test_smoke_workflow_end_to_end(tmp_path):
             "reason": "one more replicate (resume test)",
             "scale": "smoke",
             "settings": {"replicates": more["replicates"]},
-        }
+        },
+        # an override for the other scale changes no smoke cell
+        "exact_mh_tg": {
+            "reason": "paper-scale only (resume test)",
+            "scale": "paper",
+            "settings": {"lam_mult": 1e-3},
+        },
     }
     (tmp_path / "more.yaml").write_text(yaml.safe_dump(cfg))
     r = _snakemake(["-n", "--configfile", str(tmp_path / "more.yaml")], tmp_path, **env)

@@ -83,13 +83,16 @@ def experiment_config(exp):
 def experiment_cell_config(exp):
     """What one experiment's cells read (results/config/<exp>.cells.json): experiment_config without
     the experiment's grid keys (replicate counts such as runs) and without the overrides' reason
-    text. Raising runs therefore leaves this file, and every finished cell, as they are; each cell
-    job gets its own params (run index included) as a Snakemake param instead."""
+    text (and without an override for the other scale). Raising runs therefore leaves this file, and
+    every finished cell, as they are; each cell job gets its own params (run index included) as a
+    Snakemake param instead."""
     e = get_experiment(exp)
     cfg = experiment_config(exp)
-    over = cfg["overrides"].get(exp)
-    kept = {k: v for k, v in ((over or {}).get("settings") or {}).items() if k not in e.grid_keys}
-    cfg["overrides"] = {exp: {"scale": over["scale"], "settings": kept}} if kept else {}
+    over = cfg["overrides"].get(exp) or {}
+    if over.get("scale") != SCALE:  # an override for the other scale does not apply (schema: scale required)
+        over = {}
+    kept = {k: v for k, v in (over.get("settings") or {}).items() if k not in e.grid_keys}
+    cfg["overrides"] = {exp: {"scale": SCALE, "settings": kept}} if kept else {}
     cfg["resolved_settings"] = cell_settings(e, SETTINGS[exp])
     return cfg
 
