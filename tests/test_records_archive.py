@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-14 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-15 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -24,7 +24,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 4
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 5
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -70,7 +70,7 @@ def _extract(tmp_path: Path, *archives: str) -> tuple[str, list[dict]]:
 def _check_tg_like_section_13(
     text: str, claims: list[dict], cells: int, ks: str, ks_runs: str, earlier: list[dict], earlier_runs: int
 ) -> None:
-    """The TG verdicts of sections 13 and 14: top two and the authors'-timing claim held at 0.25 / 0.4,
+    """The TG verdicts of sections 13-15: top two and the authors'-timing claim held at 0.25 / 0.4,
     0.55 not held, the cached-twin claim at no rate, SGLD's KS ratio ``ks`` held; the per-run KS verdicts
     (timing-free) of the first ``earlier_runs`` runs equal those of the ``earlier`` report's claims."""
     assert f"{cells} cells ok, 0 not ok" in text
@@ -126,6 +126,19 @@ def test_tg_archives_section_14_verdicts(tmp_path: Path) -> None:
     assert _runs_held(claims, "top") == ["60/65", "61/65", "62/65"]
     assert _runs_held(claims, "authors") == ["64/65", "55/65", "15/65"]
     assert _runs_held(claims, "cached") == ["6/65", "0/65", "0/65"]
+
+
+def test_tg_archives_section_15_verdicts(tmp_path: Path) -> None:
+    """The paper's 100 runs (sections 13-14's runs 0-64 + runs 65-99, same machine, same code): the
+    verdicts of section 14 with SGLD's KS x2.70; runs 0-64 give section 14's per-run KS verdicts again
+    (timing-free)."""
+    archives = ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz")
+    text, claims = _extract(tmp_path, *archives, "exact_mh_tg_s14.tar.xz")
+    earlier = _extract(tmp_path / "s13", *archives)[1]
+    _check_tg_like_section_13(text, claims, 2800, "x2.70", "81/100", earlier, 65)
+    assert _runs_held(claims, "top") == ["91/100", "95/100", "96/100"]
+    assert _runs_held(claims, "authors") == ["99/100", "88/100", "29/100"]
+    assert _runs_held(claims, "cached") == ["18/100", "0/100", "0/100"]
 
 
 def test_tg_archive_stays_usable_by_the_workflow(tmp_path: Path) -> None:
