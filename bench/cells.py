@@ -92,15 +92,20 @@ def _deep_merge(base: dict, over: dict, where: str) -> dict:
     return out
 
 
+def applicable_override(exp_id: str, scale: str, overrides: dict | None) -> dict:
+    """The config's override for ``exp_id`` if it applies at ``scale`` (an override for the other scale
+    does not), else ``{}``. The one place this rule lives: the CLI and the workflow both call it."""
+    over = (overrides or {}).get(exp_id) or {}
+    return over if over.get("scale", scale) == scale else {}
+
+
 def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = None) -> dict:
     """Settings of ``exp`` at ``scale`` with the config's overrides for it applied."""
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     if scale not in exp.settings:
         raise ValueError(f"experiment {exp.id!r} has no {scale!r} settings")
-    over = (overrides or {}).get(exp.id) or {}
-    if over.get("scale", scale) != scale:  # an override for the other scale does not apply
-        over = {}
+    over = applicable_override(exp.id, scale, overrides)
     return _deep_merge(exp.settings[scale], over.get("settings") or {}, f"overrides.{exp.id}")
 
 

@@ -4,9 +4,11 @@ document states (the committed numbers stay derivable from committed data). Dete
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -56,15 +58,22 @@ def _runs_held(claims: list[dict], kind: str, metric: str = "authors") -> list[s
     return [got[r] for r in RATES]
 
 
-def _extract(tmp_path: Path, *archives: str) -> tuple[str, list[dict]]:
-    """Extract the archives into one directory (their CPU csvs kept apart) and build the report."""
+_KEEP: list[tempfile.TemporaryDirectory] = []
+
+
+@functools.cache
+def _report(*archives: str) -> tuple[str, list[dict]]:
+    """Extract the archives into one directory (their CPU csvs kept apart) and build the report; built
+    once per set of archives (a later section's test reuses it as the earlier section's report)."""
+    _KEEP.append(tempfile.TemporaryDirectory())
+    root = Path(_KEEP[-1].name)
     cpu = []
     for i, name in enumerate(archives):
         with tarfile.open(RECORDS / name) as tf:
-            tf.extractall(tmp_path, filter="data")
-        (tmp_path / "cells_cpu.csv").rename(tmp_path / f"cpu_{i}.csv")
-        cpu.append(R.load_cpu(tmp_path / f"cpu_{i}.csv"))
-    return R.build_report(tmp_path, cpu=pd.concat(cpu))
+            tf.extractall(root, filter="data")
+        (root / "cells_cpu.csv").rename(root / f"cpu_{i}.csv")
+        cpu.append(R.load_cpu(root / f"cpu_{i}.csv"))
+    return R.build_report(root, cpu=pd.concat(cpu))
 
 
 def _check_tg_like_section_13(
@@ -85,8 +94,8 @@ def _check_tg_like_section_13(
     assert per_run == old[0]["per_run"].split("; ")
 
 
-def test_rlr_archive_section_12_every_claim_held_in_every_run(tmp_path: Path) -> None:
-    text, claims = _extract(tmp_path, "exact_mh_rlr_s11.tar.xz")
+def test_rlr_archive_section_12_every_claim_held_in_every_run() -> None:
+    text, claims = _report("exact_mh_rlr_s11.tar.xz")
     assert "450 cells ok, 0 not ok" in text
     rlr = [c for c in claims if c["table"].startswith("RLR")]
     # 3 claims x 3 rates x 3 ESS conventions
@@ -94,8 +103,8 @@ def test_rlr_archive_section_12_every_claim_held_in_every_run(tmp_path: Path) ->
     assert "HMC-10 at 0.25: 10 of 10 runs, up to 10 of 10 coordinates" in text  # the capped full-batch row
 
 
-def test_tg_archive_section_11_verdicts(tmp_path: Path) -> None:
-    text, claims = _extract(tmp_path, "exact_mh_tg_s10.tar.xz")
+def test_tg_archive_section_11_verdicts() -> None:
+    text, claims = _report("exact_mh_tg_s10.tar.xz")
     assert "280 cells ok, 0 not ok" in text
     v = _verdicts(claims, "TG Table 4")
     for rate in RATES:
@@ -106,35 +115,35 @@ def test_tg_archive_section_11_verdicts(tmp_path: Path) -> None:
     assert len(ks) == 1 and ks[0]["held"] and "x2.30" in ks[0]["measured"]
 
 
-def test_tg_archive_section_13_verdicts(tmp_path: Path) -> None:
+def test_tg_archive_section_13_verdicts() -> None:
     """30 runs on one machine: top two and the authors'-timing claim at 0.25 / 0.4 held, 0.55 a tie (not
     held), the cached-twin claim held at no rate; SGLD's KS ratio x2.50. Runs 0-9 are section 11's chains:
     their KS verdicts (timing-free) equal section 11's run for run."""
-    text, claims = _extract(tmp_path, "exact_mh_tg_s12.tar.xz")
-    earlier = _extract(tmp_path / "s10", "exact_mh_tg_s10.tar.xz")[1]
+    text, claims = _report("exact_mh_tg_s12.tar.xz")
+    earlier = _report("exact_mh_tg_s10.tar.xz")[1]
     _check_tg_like_section_13(text, claims, 840, "x2.50", "21/30", earlier, 10)
     for metric in ("authors", "geyer", "authors_cpu"):  # the same top-two counts in all three conventions
         assert _runs_held(claims, "top", metric) == ["27/30", "29/30", "30/30"]
 
 
-def test_tg_archives_section_14_verdicts(tmp_path: Path) -> None:
+def test_tg_archives_section_14_verdicts() -> None:
     """65 runs (section 13's runs 0-29 + runs 30-64, same machine, same code): the verdicts of section 13
     with SGLD's KS x2.60; runs 0-29 give section 13's per-run KS verdicts again (timing-free)."""
-    text, claims = _extract(tmp_path, "exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz")
-    earlier = _extract(tmp_path / "s12", "exact_mh_tg_s12.tar.xz")[1]
+    text, claims = _report("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz")
+    earlier = _report("exact_mh_tg_s12.tar.xz")[1]
     _check_tg_like_section_13(text, claims, 1820, "x2.60", "51/65", earlier, 30)
     assert _runs_held(claims, "top") == ["60/65", "61/65", "62/65"]
     assert _runs_held(claims, "authors") == ["64/65", "55/65", "15/65"]
     assert _runs_held(claims, "cached") == ["6/65", "0/65", "0/65"]
 
 
-def test_tg_archives_section_15_verdicts(tmp_path: Path) -> None:
+def test_tg_archives_section_15_verdicts() -> None:
     """The paper's 100 runs (sections 13-14's runs 0-64 + runs 65-99, same machine, same code): the
     verdicts of section 14 with SGLD's KS x2.70; runs 0-64 give section 14's per-run KS verdicts again
     (timing-free)."""
     archives = ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz")
-    text, claims = _extract(tmp_path, *archives, "exact_mh_tg_s14.tar.xz")
-    earlier = _extract(tmp_path / "s13", *archives)[1]
+    text, claims = _report(*archives, "exact_mh_tg_s14.tar.xz")
+    earlier = _report(*archives)[1]
     _check_tg_like_section_13(text, claims, 2800, "x2.70", "81/100", earlier, 65)
     assert _runs_held(claims, "top") == ["91/100", "95/100", "96/100"]
     assert _runs_held(claims, "authors") == ["99/100", "88/100", "29/100"]

@@ -34,7 +34,12 @@ envvars:
     "NUMBA_NUM_THREADS",
 
 
-from bench.cells import cell_settings, enumerate_cells, experiment_settings  # noqa: E402
+from bench.cells import (  # noqa: E402
+    applicable_override,
+    cell_settings,
+    enumerate_cells,
+    experiment_settings,
+)
 from bench.experiments import all_experiments, get_experiment  # noqa: E402
 
 _sel = config.get("experiments", "all")
@@ -88,9 +93,7 @@ def experiment_cell_config(exp):
     Snakemake param instead."""
     e = get_experiment(exp)
     cfg = experiment_config(exp)
-    over = cfg["overrides"].get(exp) or {}
-    if over.get("scale") != SCALE:  # an override for the other scale does not apply (schema: scale required)
-        over = {}
+    over = applicable_override(exp, SCALE, cfg["overrides"])
     kept = {k: v for k, v in (over.get("settings") or {}).items() if k not in e.grid_keys}
     cfg["overrides"] = {exp: {"scale": SCALE, "settings": kept}} if kept else {}
     cfg["resolved_settings"] = cell_settings(e, SETTINGS[exp])
