@@ -25,15 +25,22 @@ from numba import njit
 import samplers  # noqa: F401  (sets NUMBA_CACHE_DIR before numba is imported)
 from samplers.hotloop import (
     DOT_FASTMATH,
-    PREFETCH_AHEAD,
     log_accumulate,
     log_flush,
     pair_z,
-    prefetch_first_candidates,
     prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, candidate_term
-from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, draw_from_rows
+from samplers.poisson_minibatch import (
+    RESOLVE_AHEAD,
+    ROW_A,
+    ROW_PROB,
+    ROW_SHIFT,
+    SLOT_AHEAD,
+    open_candidates,
+    resolve_slot,
+    slot_of,
+)
 from samplers.targets.tall import FULL_DATA_FASTMATH
 
 
@@ -65,7 +72,9 @@ def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: f
     """:func:`samplers.kernels.poisson_mh.poisson_counts_ratio` for TG with the expanded form on
     :func:`expanded_rows`: the same draws, coins and bound checks; log-ratio equal up to rounding."""
     p = theta.shape[0]
-    B, buf, st = draw_from_rows(erows, p, Lam, rng, buf)
+    n = erows.shape[0]
+    cp = p + ROW_PROB
+    B, buf, st = open_candidates(erows, cp, erows, True, Lam, rng, buf)
     c0 = _lin_coef(theta, w, beta, v0)
     c1 = _lin_coef(theta_p, w, beta, v1)
     cm = p + ROW_A
@@ -74,10 +83,11 @@ def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: f
     pr = 1.0
     npf = 0
     nk = 0
-    prefetch_first_candidates(erows, erows, True, buf, B)
-    for b in range(B):
-        if b + PREFETCH_AHEAD < B:
-            prefetch_row(erows, buf[b + PREFETCH_AHEAD])
+    for b in range(B):  # the kernel's candidate pipeline (poisson_minibatch.open_candidates)
+        if b + SLOT_AHEAD < B:
+            prefetch_row(erows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + RESOLVE_AHEAD < B:
+            buf[b + RESOLVE_AHEAD] = resolve_slot(erows, cp, st, b + RESOLVE_AHEAD)
         i = buf[b]
         l0, l1 = pair_z(erows, i, v0, v1)  # x_i . v0, x_i . v1
         sh = erows[i, cs]

@@ -45,9 +45,17 @@ import pandas as pd
 from numba import njit
 
 from bench.perf_compare import timed_run
-from samplers.hotloop import PREFETCH_AHEAD, prefetch_row
+from samplers.hotloop import prefetch_row
 from samplers.kernels.poisson_mh import poisson_counts_ratio
-from samplers.poisson_minibatch import draw_from_rows
+from samplers.poisson_minibatch import (
+    RESOLVE_AHEAD,
+    ROW_PROB,
+    SLOT_AHEAD,
+    draw_from_rows,
+    open_candidates,
+    resolve_slot,
+    slot_of,
+)
 from samplers.targets.tall import loglik_sum
 
 FALLBACK_TWINS = {"sgld": "mala"}  # until the baseline declares one (issue 9 brief)
@@ -375,20 +383,22 @@ def _hl_fused(t, theta, theta_p, a_scale, rows, Lam, rng, buf, err, reps):
 
 @njit(cache=True)
 def _hl_gather(rows, p, Lam, rng, buf, reps):
-    """``reps`` memory floors of a PoissonMH candidate pass: the same alias draws (draw_from_rows on the
-    candidate rows), then one load per 64-byte line of each candidate's row with the kernel's prefetch
-    distance, and no arithmetic beyond summing those loads: about the least time any kernel reading the
-    same rows with this prefetching can take (a longer prefetch distance measured no lower floor, §4.8)."""
+    """``reps`` memory floors of a PoissonMH candidate pass: the same alias draws and prefetching as the
+    kernel's candidate pipeline (:func:`samplers.poisson_minibatch.open_candidates`), then one load per
+    64-byte line of each candidate's row, and no arithmetic beyond summing those loads: about the least
+    time any kernel reading the same rows with this prefetching can take."""
     tot = 0
     s = 0.0
     ncol = rows.shape[1]
+    n = rows.shape[0]
+    cp = p + ROW_PROB
     for _ in range(reps):
-        B, buf, _ = draw_from_rows(rows, p, Lam, rng, buf)
-        for k in range(min(B, PREFETCH_AHEAD)):
-            prefetch_row(rows, buf[k])
+        B, buf, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
         for b in range(B):
-            if b + PREFETCH_AHEAD < B:
-                prefetch_row(rows, buf[b + PREFETCH_AHEAD])
+            if b + SLOT_AHEAD < B:
+                prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+            if b + RESOLVE_AHEAD < B:
+                buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
             i = buf[b]
             for c in range(0, ncol, 8):
                 s += rows[i, c]

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from samplers.alias import alias_slot, build_alias, slot_and_coin
-from samplers.hotloop import prefetch1, prefetch2
+from samplers.hotloop import prefetch1, prefetch2, prefetch_row
 from samplers.streams import new_stream, uniform
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
@@ -38,6 +38,10 @@ ROWS_PREFETCH_MIN = 1 << 15
 # the bound a_i (M_i for the PoissonMH family, c_i for TunaMH), shift_i, the alias table's prob_i and
 # alias_i (an int stored as float64: exact below 2^53), then y_i where the target has responses
 ROW_A, ROW_SHIFT, ROW_PROB, ROW_ALIAS, ROW_Y = 0, 1, 2, 3, 4
+# the candidate pipeline (:func:`open_candidates`): while candidate b is evaluated, b + RESOLVE_AHEAD is
+# resolved to its datum and b + SLOT_AHEAD draws its slot and prefetches that row (§4.13)
+SLOT_AHEAD = 24
+RESOLVE_AHEAD = 8
 _LINE = 64  # bytes
 _HUGE = 2 << 20  # bytes: a transparent huge page
 
@@ -108,6 +112,66 @@ def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
     for b in range(B):
         j, c = slot_and_coin(fb[b], n)
         buf[b] = j if c < rows[j, cp] else int(rows[j, ca])
+    return B, buf, st
+
+
+@njit(cache=True, inline="always")
+def slot_of(st, c: int, n: int) -> int:
+    """Candidate c's alias slot ``floor(u_c n)`` (pipeline stage 1 of :func:`open_candidates`)."""
+    return slot_and_coin(uniform(st, c) * n, n)[0]
+
+
+@njit(cache=True)
+def resolve_slot(rows, cp: int, st, c: int) -> int:
+    """Candidate c's datum (the draw of :func:`draw_from_rows`; ``cp`` = the rows' prob column): slot and
+    coin from uniform c, the alias if the coin says so, whose row is then prefetched (first, middle and
+    last line: a fixed three prefetches keep this small enough for LLVM to inline it into the loops)."""
+    n = rows.shape[0]
+    j, u = slot_and_coin(uniform(st, c) * n, n)
+    if u < rows[j, cp]:
+        return j
+    i = int(rows[j, cp + ROW_ALIAS - ROW_PROB])
+    w = rows.shape[1]
+    prefetch2(rows, i, 0)
+    prefetch2(rows, i, w // 2)
+    prefetch2(rows, i, w - 1)
+    return i
+
+
+@njit(cache=True)
+def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: float, rng, buf: np.ndarray):
+    """Open the candidate pipeline of one Alg. 8/9 draw on the candidate rows (:func:`table_rows`; ``cp``:
+    their prob column, p + ROW_PROB for p data columns; ``pk``: whether the kernel reads the data from the
+    rows, else from X): B ~ Poisson(Lam), the draw's stream and the pipeline's prologue. Returns
+    ``(B, buf, st)``. The kernel's loop over b = 0, 1, ..., B - 1 then runs, before it reads candidate b's
+    datum ``buf[b]``:
+
+        if b + SLOT_AHEAD < B:
+            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + RESOLVE_AHEAD < B:
+            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+            buf[b + RESOLVE_AHEAD] = ia
+            if not pk:
+                prefetch_row(X, ia)
+
+    The same B, candidates, order and stream as :func:`draw_from_rows`, bit for bit, in one pass: while
+    candidate b is evaluated, candidate b + RESOLVE_AHEAD is resolved to its datum (its slot's line is in
+    cache) and candidate b + SLOT_AHEAD draws its slot and prefetches that row, which it evaluates in the
+    ~96 % of draws that keep the slot; the uniforms are recomputed from the counter-based stream rather
+    than stored. Each row is fetched once, well ahead (the two-pass draw fetched the alias line in pass 1
+    and the rest of the row again in the evaluation): docs/performance.md §4.13. Written out in each loop
+    because a jitted helper holding it is not inlined by LLVM (a call per candidate doubled the cost) and
+    Numba's ``inline="always"`` adds reference counting on the arrays per candidate."""
+    if cp < 0 or cp + ROW_ALIAS - ROW_PROB >= rows.shape[1]:
+        raise ValueError("open_candidates: the prob / alias columns lie outside the candidate rows")
+    B, buf, st = _open_draw(Lam, rng, buf)
+    n = rows.shape[0]
+    for c in range(min(B, SLOT_AHEAD)):
+        prefetch_row(rows, slot_of(st, c, n))
+    for c in range(min(B, RESOLVE_AHEAD)):
+        buf[c] = resolve_slot(rows, cp, st, c)
+        if not pk:
+            prefetch_row(X, buf[c])
     return B, buf, st
 
 

@@ -23,14 +23,19 @@ from samplers.kernels.tuna_mh import tuna_log_ratio
 from samplers.methods.exact_mh import candidate_rows
 from samplers.poisson_minibatch import (
     ALIAS_PREFETCH_MIN,
+    RESOLVE_AHEAD,
     ROW_A,
     ROW_ALIAS,
     ROW_PROB,
     ROW_SHIFT,
     ROW_Y,
+    SLOT_AHEAD,
     alias_for,
     draw_candidates,
     draw_from_rows,
+    open_candidates,
+    resolve_slot,
+    slot_of,
     table_rows,
 )
 from samplers.streams import new_stream, uniform
@@ -214,6 +219,55 @@ def test_draw_candidates_same_stream_as_alias_slots(n):
     B3, buf3, _ = draw_from_rows(rows, p, 3000.0, np.random.default_rng(1), buf3)
     B, buf, _ = draw_candidates(prob, alias, 3000.0, np.random.default_rng(1), buf)
     assert not np.array_equal(buf3[:B3], buf[:B])
+
+
+@njit(cache=True)
+def _pipeline_draws(rows, X, pk, Lam, rng, buf, out, ahead):
+    """The candidates of :func:`open_candidates` and the loop its docstring prescribes, in the order a
+    kernel reads them; ``ahead`` = RESOLVE_AHEAD (a mutant resolves too late: ``ahead`` = 0 reads
+    ``buf[b]`` before it is written)."""
+    cp = X.shape[1] + ROW_PROB
+    B, buf, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    n = rows.shape[0]
+    for b in range(B):
+        if b + SLOT_AHEAD < B:
+            H.prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + RESOLVE_AHEAD < B:
+            ia = resolve_slot(rows, cp, st, b + ahead)
+            buf[b + ahead] = ia
+            if not pk:
+                H.prefetch_row(X, ia)
+        out[b] = buf[b]
+    return B, buf
+
+
+@pytest.mark.parametrize("pk", [True, False])
+@pytest.mark.parametrize("n", [50, 3000, ALIAS_PREFETCH_MIN + 123])
+def test_candidate_pipeline_same_draws_as_draw_from_rows(n, pk):
+    """The kernels' one-pass candidate pipeline gives draw_from_rows' B, candidates (in order) and stream,
+    for B below, at and above the pipeline depths (Lam = 0, 3, 17.5, 3000) and rows with and without the
+    data inside (``pk``); a mutant that resolves each candidate when it is read, not RESOLVE_AHEAD ahead,
+    is caught (it reads stale entries of ``buf``)."""
+    rng = np.random.default_rng(5)
+    w = rng.gamma(0.5, size=n) + 1e-3
+    p = 3
+    X = rng.standard_normal((n, p))
+    rows = table_rows(X, None, w, np.zeros(n))
+    r1, r2 = np.random.default_rng(9), np.random.default_rng(9)
+    b1, b2 = np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)  # too small: regrown
+    out = np.empty(100_000, dtype=np.int64)
+    for Lam in (3000.0, 17.5, 0.0, 3.0, float(SLOT_AHEAD), 5000.0):
+        B1, b1, _ = draw_from_rows(rows, p, Lam, r1, b1)
+        B2, b2 = _pipeline_draws(rows, X, pk, Lam, r2, b2, out, RESOLVE_AHEAD)
+        assert B1 == B2
+        np.testing.assert_array_equal(out[:B2], b1[:B1])
+    assert r1.random() == r2.random()  # streams still aligned
+    B1, b1, _ = draw_from_rows(rows, p, 3000.0, np.random.default_rng(4), b1)
+    B2, _ = _pipeline_draws(rows, X, pk, 3000.0, np.random.default_rng(4), b2.copy(), out, 0)
+    assert B1 == B2 and not np.array_equal(out[:B2], b1[:B1])
+    # prob / alias columns outside the rows (e.g. the rows' width passed as p): a clear error, no garbage
+    with pytest.raises(ValueError, match="outside the candidate rows"):
+        open_candidates(rows, rows.shape[1] + ROW_PROB, X, pk, 10.0, np.random.default_rng(0), b2)
 
 
 def test_table_rows_layout():

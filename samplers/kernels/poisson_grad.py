@@ -36,7 +36,18 @@ from samplers.hotloop import (
     prefetch_row,
 )
 from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
-from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, ROW_Y, draw_from_rows, keep
+from samplers.poisson_minibatch import (
+    RESOLVE_AHEAD,
+    ROW_A,
+    ROW_PROB,
+    ROW_SHIFT,
+    ROW_Y,
+    SLOT_AHEAD,
+    keep,
+    open_candidates,
+    resolve_slot,
+    slot_of,
+)
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
 
@@ -51,13 +62,15 @@ def counts_and_grad(
     the gradient of a candidate is computed only if it is kept (it only enters g then).
     Returns ``(B, nk, buf, kept_i, kept_r)`` as :func:`samplers.kernels.poisson_mh.poisson_counts`."""
     d = theta.shape[0]
-    B, buf, st = draw_from_rows(rows, t.X.shape[1], Lam, rng, buf)
-    kept_i, kept_r = grow(kept_i, kept_r, B)
     g[:] = 0.0
     log_prior_grad(t, theta, g)
     kind = t.kind
     X = t.X
     pk = packed(kind)
+    n = rows.shape[0]
+    cp = X.shape[1] + ROW_PROB
+    B, buf, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    kept_i, kept_r = grow(kept_i, kept_r, B)
     y = t.y
     w = t.w
     beta = t.beta
@@ -66,11 +79,12 @@ def counts_and_grad(
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
     r = 0.0
-    prefetch_first_candidates(rows, X, pk, buf, B)
     for b in range(B):
-        if b + PREFETCH_AHEAD < B:
-            ia = buf[b + PREFETCH_AHEAD]
-            prefetch_row(rows, ia)
+        if b + SLOT_AHEAD < B:
+            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + RESOLVE_AHEAD < B:
+            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+            buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
         i = buf[b]

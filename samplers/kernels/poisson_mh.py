@@ -25,17 +25,27 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
-    PREFETCH_AHEAD,
     ll_pair,
     log_accumulate,
     log_flush,
     packed,
     pair_quadratic,
-    prefetch_first_candidates,
     prefetch_row,
     rlr_pair,
 )
-from samplers.poisson_minibatch import ROW_A, ROW_SHIFT, ROW_Y, draw_from_rows, keep
+from samplers.poisson_minibatch import (
+    RESOLVE_AHEAD,
+    ROW_A,
+    ROW_PROB,
+    ROW_SHIFT,
+    ROW_Y,
+    SLOT_AHEAD,
+    draw_from_rows,
+    keep,
+    open_candidates,
+    resolve_slot,
+    slot_of,
+)
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, phi_i
 
@@ -127,11 +137,11 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     """Fused Alg. 8 + the PoissonMH log-ratio: each candidate row is read once and phi is evaluated
     at theta (thinning) and theta' (ratio term if kept) in one pass (two accumulators; TG / RLR read
     the candidate row ``rows[i]`` = x_i, M_i, shift_i, the alias entry, y_i: one random row per
-    candidate, usually the one the alias draw already touched; rows prefetched ``PREFETCH_AHEAD``
-    candidates ahead). The kept log-ratios are summed through a
+    candidate, usually the one its alias slot already touched; candidates come from the one-pass
+    pipeline :func:`samplers.poisson_minibatch.next_candidate`, which prefetches each row
+    ``SLOT_AHEAD`` candidates ahead). The kept log-ratios are summed through a
     running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
     Returns ``(log_ratio, B, nk, buf)``."""
-    B, buf, st = draw_from_rows(rows, t.X.shape[1], Lam, rng, buf)
     kind = t.kind
     X = t.X
     y = t.y
@@ -140,17 +150,21 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     nu = t.nu
     cy = X.shape[1] + ROW_Y
     pk = packed(kind)
+    n = rows.shape[0]
+    cp = X.shape[1] + ROW_PROB
+    B, buf, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
     cm = X.shape[1] + ROW_A
     cs = X.shape[1] + ROW_SHIFT
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
-    prefetch_first_candidates(rows, X, pk, buf, B)
     for b in range(B):
-        if b + PREFETCH_AHEAD < B:
-            ia = buf[b + PREFETCH_AHEAD]
-            prefetch_row(rows, ia)
+        if b + SLOT_AHEAD < B:
+            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + RESOLVE_AHEAD < B:
+            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+            buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
         i = buf[b]

@@ -21,18 +21,26 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
-    PREFETCH_AHEAD,
     ll_pair,
     log_accumulate,
     log_flush,
     packed,
     pair_quadratic,
-    prefetch_first_candidates,
     prefetch_row,
     rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
-from samplers.poisson_minibatch import ROW_A, ROW_Y, draw_from_rows, keep
+from samplers.poisson_minibatch import (
+    RESOLVE_AHEAD,
+    ROW_A,
+    ROW_PROB,
+    ROW_Y,
+    SLOT_AHEAD,
+    keep,
+    open_candidates,
+    resolve_slot,
+    slot_of,
+)
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
 
@@ -54,11 +62,8 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     if Md == 0.0:
         return 0.0, 0, 0, buf, kept_i
     lam = chi * C * C * Md * Md
-    B, buf, st = draw_from_rows(rows, t.X.shape[1], lam + C * Md, rng, buf)
-    if B > kept_i.shape[0]:
-        kept_i = np.empty(2 * B, dtype=np.int64)
     # hot loop on the arrays (no NamedTuple per call), both U values from one pass over the row,
-    # rows prefetched PREFETCH_AHEAD candidates ahead, logs through a running product (hotloop)
+    # candidates from the one-pass pipeline (rows prefetched ahead), logs through a running product
     kind = t.kind
     X = t.X
     y = t.y
@@ -67,17 +72,23 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     nu = t.nu
     cy = X.shape[1] + ROW_Y
     pk = packed(kind)
+    n = rows.shape[0]
+    cp = X.shape[1] + ROW_PROB
+    B, buf, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
+    if B > kept_i.shape[0]:
+        kept_i = np.empty(2 * B, dtype=np.int64)
     cc = X.shape[1] + ROW_A
     lam_c = lam / C
     s = 0.0
     p = 1.0
     npf = 0
     nk = 0
-    prefetch_first_candidates(rows, X, pk, buf, B)
     for b in range(B):
-        if b + PREFETCH_AHEAD < B:
-            ia = buf[b + PREFETCH_AHEAD]
-            prefetch_row(rows, ia)
+        if b + SLOT_AHEAD < B:
+            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + RESOLVE_AHEAD < B:
+            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+            buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
         i = buf[b]
