@@ -143,16 +143,11 @@ def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: flo
     """Open the candidate pipeline of one Alg. 8/9 draw on the candidate rows (:func:`table_rows`; ``cp``:
     their prob column, p + ROW_PROB for p data columns; ``pk``: whether the kernel reads the data from the
     rows, else from X): B ~ Poisson(Lam), the draw's stream and the pipeline's prologue. Returns
-    ``(B, buf, st)``. The kernel's loop over b = 0, 1, ..., B - 1 then runs, before it reads candidate b's
-    datum ``buf[b]``:
-
-        if b + SLOT_AHEAD < B:
-            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
-        if b + RESOLVE_AHEAD < B:
-            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
-            buf[b + RESOLVE_AHEAD] = ia
-            if not pk:
-                prefetch_row(X, ia)
+    ``(B, buf, st)``. In its loop over b = 0, 1, ..., B - 1 the kernel then, before it reads candidate b's
+    datum ``buf[b]``, prefetches the row of ``slot_of(st, b + SLOT_AHEAD, n)`` and stores
+    ``resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)`` in ``buf[b + RESOLVE_AHEAD]`` (prefetching that row
+    from X unless ``pk``), each while that index is < B: seven lines, as in
+    :func:`samplers.kernels.poisson_mh.poisson_counts_ratio`.
 
     The same B, candidates, order and stream as :func:`draw_from_rows`, bit for bit, in one pass: while
     candidate b is evaluated, candidate b + RESOLVE_AHEAD is resolved to its datum (its slot's line is in
