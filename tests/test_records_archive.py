@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-15 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-16 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -26,7 +26,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 5
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 7
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -148,6 +148,46 @@ def test_tg_archives_section_15_verdicts() -> None:
     assert _runs_held(claims, "top") == ["91/100", "95/100", "96/100"]
     assert _runs_held(claims, "authors") == ["99/100", "88/100", "29/100"]
     assert _runs_held(claims, "cached") == ["18/100", "0/100", "0/100"]
+
+
+def test_tg_archives_section_16_old_and_new_kernels() -> None:
+    """Section 16: runs 0-9 on session 15's VM with the one-pass candidate pipeline, and the same runs with
+    the minibatch rows timed by the kernels before it (full-batch and SGLD rows shared): identical chains
+    (every non-timing field and the ESS of every minibatch cell), the minibatch rows faster, and the
+    verdicts the section states (old: top two not held at 0.25 in the aggregate; new: held at every rate)."""
+    import json
+
+    text_new, new = _report("exact_mh_tg_s15.tar.xz")
+    text_old, old = _report("exact_mh_tg_s15_old_kernels.tar.xz")
+    assert "280 cells ok, 0 not ok" in text_new and "280 cells ok, 0 not ok" in text_old
+    assert _runs_held(new, "top") == ["5/10", "7/10", "9/10"]
+    assert _runs_held(old, "top") == ["3/10", "5/10", "5/10"]
+    assert _runs_held(new, "authors") == ["10/10", "7/10", "0/10"]
+    assert _runs_held(old, "authors") == ["10/10", "2/10", "0/10"]
+    assert _runs_held(new, "cached") == _runs_held(old, "cached") == ["0/10", "0/10", "0/10"]
+    v_new, v_old = _verdicts(new, "TG Table 4"), _verdicts(old, "TG Table 4")
+    assert v_new[("top", "0.25")] == {True} and v_old[("top", "0.25")] == {False}
+    faster = []
+    for name in ("exact_mh_tg_s15.tar.xz", "exact_mh_tg_s15_old_kernels.tar.xz"):
+        with tarfile.open(RECORDS / name) as tf:
+            faster.append(
+                {
+                    m.name: json.load(tf.extractfile(m))["rows"][0]
+                    for m in tf.getmembers()
+                    if m.name.endswith(".json") and "/poisson_" in m.name
+                }
+            )
+    assert len(faster[0]) == len(faster[1]) == 90
+    for name, a in faster[0].items():
+        b = faster[1][name]
+        for k in ("accept", "mean_batch", "ks", "mse_mean", "mse_var", "n_draws"):
+            assert a[k] == b[k], (name, k)
+        ess_a = [e * a["seconds"] for e in a["ess_s"]]
+        ess_b = [e * b["seconds"] for e in b["ess_s"]]
+        assert ess_a == pytest.approx(ess_b, rel=1e-12)
+    new_rows, old_rows = faster
+    pmh = [new_rows[n]["sec_per_iter"] / old_rows[n]["sec_per_iter"] for n in new_rows if "poisson_mh_" in n]
+    assert sorted(pmh)[len(pmh) // 2] < 0.8  # PoissonMH cells: median new / old per-iteration time
 
 
 def test_tg_archive_stays_usable_by_the_workflow(tmp_path: Path) -> None:
