@@ -138,7 +138,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     at theta (thinning) and theta' (ratio term if kept) in one pass (two accumulators; TG / RLR read
     the candidate row ``rows[i]`` = x_i, M_i, shift_i, the alias entry, y_i: one random row per
     candidate, usually the one its alias slot already touched; candidates come from the one-pass
-    pipeline :func:`samplers.poisson_minibatch.next_candidate`, which prefetches each row
+    pipeline of :func:`samplers.poisson_minibatch.open_candidates`, which prefetches each row
     ``SLOT_AHEAD`` candidates ahead). The kept log-ratios are summed through a
     running product (:func:`samplers.hotloop.log_accumulate`, rounding-level equal to the sum of logs).
     Returns ``(log_ratio, B, nk, buf)``."""
