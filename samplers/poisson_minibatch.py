@@ -32,8 +32,6 @@ from samplers.streams import new_stream, uniform
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
 ALIAS_PREFETCH_MIN = 1 << 15
-# candidate rows smaller than this (doubles: 256 KB) stay in L2 and use the one-pass draw
-ROWS_PREFETCH_MIN = 1 << 15
 # columns of a candidate row (:func:`table_rows`), counted from p = number of data columns:
 # the bound a_i (M_i for the PoissonMH family, c_i for TunaMH), shift_i, the alias table's prob_i and
 # alias_i (an int stored as float64: exact below 2^53), then y_i where the target has responses
@@ -89,29 +87,16 @@ def _open_draw(Lam: float, rng, buf: np.ndarray):
 @njit(cache=True)
 def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
     """:func:`draw_candidates` with the alias table in columns ``p + ROW_PROB``, ``p + ROW_ALIAS`` of the
-    candidate rows (:func:`table_rows`): the same B, candidates and stream, bit for bit. Unless the
-    rows fit in L2 (``ROWS_PREFETCH_MIN``), pass 1 prefetches the line of row ``floor(v)`` holding
-    (prob, alias); the kernel's evaluation loop then finds that line in cache in the ~96 % of draws
-    that keep slot j."""
-    B, buf, st = _open_draw(Lam, rng, buf)
-    n = rows.shape[0]
+    candidate rows (:func:`table_rows`): the same B, candidates and stream, bit for bit, all at once.
+    It is the kernels' candidate pipeline (:func:`open_candidates`, :func:`resolve_slot`) without the
+    evaluation: each slot's (prob, alias) line prefetched ``SLOT_AHEAD`` draws ahead."""
     cp = p + ROW_PROB
-    ca = p + ROW_ALIAS
-    if n * rows.shape[1] < ROWS_PREFETCH_MIN:
-        for b in range(B):
-            j, c = slot_and_coin(uniform(st, b) * n, n)
-            buf[b] = j if c < rows[j, cp] else int(rows[j, ca])
-        return B, buf, st
-    fb = buf[:B].view(np.float64)
-    for b in range(B):
-        v = uniform(st, b) * n
-        fb[b] = v
-        j = int(v)
-        if j < n:
-            prefetch2(rows, j, cp)
-    for b in range(B):
-        j, c = slot_and_coin(fb[b], n)
-        buf[b] = j if c < rows[j, cp] else int(rows[j, ca])
+    B, buf, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
+    n = rows.shape[0]
+    for b in range(min(B, RESOLVE_AHEAD), B):
+        if b + SLOT_AHEAD < B:
+            prefetch2(rows, slot_of(st, b + SLOT_AHEAD, n), cp)
+        buf[b] = resolve_slot(rows, cp, st, b)
     return B, buf, st
 
 

@@ -194,8 +194,8 @@ def _ref_draws(prob, alias, Lam, rng, out):
 
 @pytest.mark.parametrize("n", [50, 3000, ALIAS_PREFETCH_MIN + 123])
 def test_draw_candidates_same_stream_as_alias_slots(n):
-    """draw_candidates (both paths) and draw_from_rows (one-pass below ROWS_PREFETCH_MIN doubles: n = 50;
-    two-pass: n = 3000 with 8-double rows, and the large table) against a direct alias_slot loop."""
+    """draw_candidates (both paths) and draw_from_rows (the kernels' candidate pipeline without the
+    evaluation; small and large tables) against a direct alias_slot loop."""
     rng = np.random.default_rng(5)
     w = rng.gamma(0.5, size=n) + 1e-3
     prob, alias = alias_for(w)
@@ -243,8 +243,9 @@ def _pipeline_draws(rows, X, pk, Lam, rng, buf, out, ahead):
 
 @pytest.mark.parametrize("pk", [True, False])
 @pytest.mark.parametrize("n", [50, 3000, ALIAS_PREFETCH_MIN + 123])
-def test_candidate_pipeline_same_draws_as_draw_from_rows(n, pk):
-    """The kernels' one-pass candidate pipeline gives draw_from_rows' B, candidates (in order) and stream,
+def test_candidate_pipeline_same_draws_as_alias_slots(n, pk):
+    """The kernels' one-pass candidate pipeline gives the B, candidates (in order) and stream of a direct
+    alias_slot loop on the same table,
     for B below, at and above the pipeline depths (Lam = 0, 3, 17.5, 3000) and rows with and without the
     data inside (``pk``); a mutant that resolves each candidate when it is read, not RESOLVE_AHEAD ahead,
     is caught (it reads stale entries of ``buf``)."""
@@ -253,18 +254,20 @@ def test_candidate_pipeline_same_draws_as_draw_from_rows(n, pk):
     p = 3
     X = rng.standard_normal((n, p))
     rows = table_rows(X, None, w, np.zeros(n))
+    prob, alias = alias_for(w)
     r1, r2 = np.random.default_rng(9), np.random.default_rng(9)
-    b1, b2 = np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)  # too small: regrown
+    ref = np.empty(100_000, dtype=np.int64)
+    b2 = np.empty(4, dtype=np.int64)  # too small: regrown
     out = np.empty(100_000, dtype=np.int64)
     for Lam in (3000.0, 17.5, 0.0, 3.0, float(SLOT_AHEAD), 5000.0):
-        B1, b1, _ = draw_from_rows(rows, p, Lam, r1, b1)
+        B1 = _ref_draws(prob, alias, Lam, r1, ref)
         B2, b2 = _pipeline_draws(rows, X, pk, Lam, r2, b2, out, RESOLVE_AHEAD)
         assert B1 == B2
-        np.testing.assert_array_equal(out[:B2], b1[:B1])
+        np.testing.assert_array_equal(out[:B2], ref[:B1])
     assert r1.random() == r2.random()  # streams still aligned
-    B1, b1, _ = draw_from_rows(rows, p, 3000.0, np.random.default_rng(4), b1)
+    B1 = _ref_draws(prob, alias, 3000.0, np.random.default_rng(4), ref)
     B2, _ = _pipeline_draws(rows, X, pk, 3000.0, np.random.default_rng(4), b2.copy(), out, 0)
-    assert B1 == B2 and not np.array_equal(out[:B2], b1[:B1])
+    assert B1 == B2 and not np.array_equal(out[:B2], ref[:B1])
     # prob / alias columns outside the rows (e.g. the rows' width passed as p): a clear error, no garbage
     with pytest.raises(ValueError, match="outside the candidate rows"):
         open_candidates(rows, rows.shape[1] + ROW_PROB, X, pk, 10.0, np.random.default_rng(0), b2)
