@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-16 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-17 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -26,7 +26,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 7
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 8
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -101,6 +101,26 @@ def test_rlr_archive_section_12_every_claim_held_in_every_run() -> None:
     # 3 claims x 3 rates x 3 ESS conventions
     assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "10/10" for c in rlr)
     assert "HMC-10 at 0.25: 10 of 10 runs, up to 10 of 10 coordinates" in text  # the capped full-batch row
+
+
+def test_rlr_archives_section_17_runs_10_to_23_and_all_24() -> None:
+    """Section 17: runs 10-23 of Tables 2 / 5 (session 16's VM, one-pass pipeline) hold every claim in
+    every run under every ESS convention, alone and with section 12's runs 0-9; the combined report gives
+    runs 0-9 the same per-run verdicts as section 12's own (each run's cells were timed on one machine)."""
+    text, claims = _report("exact_mh_rlr_s16.tar.xz")
+    assert "630 cells ok, 0 not ok" in text
+    rlr = [c for c in claims if c["table"].startswith("RLR")]
+    assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "14/14" for c in rlr)
+    assert "HMC-10 at 0.25: 14 of 14 runs, up to 10 of 10 coordinates" in text
+    text_all, both = _report("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz")
+    assert "1080 cells ok, 0 not ok" in text_all
+    both_rlr = [c for c in both if c["table"].startswith("RLR")]
+    assert len(both_rlr) == 27 and all(c["held"] and c["runs_held"] == "24/24" for c in both_rlr)
+    s12 = _report("exact_mh_rlr_s11.tar.xz")[1]
+    first = {(c["claim"], c["rate"], c["metric"]): c["per_run"] for c in s12}
+    for c in both_rlr:
+        runs_0_9 = [r for r in c["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
+        assert runs_0_9 == first[(c["claim"], c["rate"], c["metric"])].split("; ")
 
 
 def test_tg_archive_section_11_verdicts() -> None:
