@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-17 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-18 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -26,7 +26,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 8
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 9
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -121,6 +121,26 @@ def test_rlr_archives_section_17_runs_10_to_23_and_all_24() -> None:
     for c in both_rlr:
         runs_0_9 = [r for r in c["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
         assert runs_0_9 == first[(c["claim"], c["rate"], c["metric"])].split("; ")
+
+
+def test_rlr_archives_section_18_runs_24_to_37_and_all_38() -> None:
+    """Section 18: runs 24-37 of Tables 2 / 5 (session 17, same VM and code as section 17) hold every
+    claim in every run under every ESS convention, alone and with sections 12 and 17's runs 0-23; the
+    combined report keeps runs 0-23's per-run verdicts (each run's cells timed on one machine)."""
+    text, claims = _report("exact_mh_rlr_s17.tar.xz")
+    assert "630 cells ok, 0 not ok" in text
+    rlr = [c for c in claims if c["table"].startswith("RLR")]
+    assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "14/14" for c in rlr)
+    assert "HMC-10 at 0.25: 14 of 14 runs, up to 10 of 10 coordinates" in text
+    earlier = ("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz")
+    text_all, every = _report(*earlier, "exact_mh_rlr_s17.tar.xz")
+    assert "1710 cells ok, 0 not ok" in text_all
+    every_rlr = [c for c in every if c["table"].startswith("RLR")]
+    assert len(every_rlr) == 27 and all(c["held"] and c["runs_held"] == "38/38" for c in every_rlr)
+    first = {(c["claim"], c["rate"], c["metric"]): c["per_run"] for c in _report(*earlier)[1]}
+    for c in every_rlr:
+        runs_0_23 = [r for r in c["per_run"].split("; ") if int(r.split(":")[0][3:]) < 24]
+        assert runs_0_23 == first[(c["claim"], c["rate"], c["metric"])].split("; ")
 
 
 def test_tg_archive_section_11_verdicts() -> None:
