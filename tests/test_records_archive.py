@@ -103,44 +103,35 @@ def test_rlr_archive_section_12_every_claim_held_in_every_run() -> None:
     assert "HMC-10 at 0.25: 10 of 10 runs, up to 10 of 10 coordinates" in text  # the capped full-batch row
 
 
-def test_rlr_archives_section_17_runs_10_to_23_and_all_24() -> None:
-    """Section 17: runs 10-23 of Tables 2 / 5 (session 16's VM, one-pass pipeline) hold every claim in
-    every run under every ESS convention, alone and with section 12's runs 0-9; the combined report gives
-    runs 0-9 the same per-run verdicts as section 12's own (each run's cells were timed on one machine)."""
-    text, claims = _report("exact_mh_rlr_s16.tar.xz")
-    assert "630 cells ok, 0 not ok" in text
+def _check_rlr_runs_added(new: str, earlier: tuple[str, ...], runs: int, first_run: int) -> None:
+    """Runs ``first_run``.. of Tables 2 / 5 in archive ``new`` (``runs`` runs x 45 cells) hold every claim
+    in every run under every ESS convention (HMC-10 at 0.25 capped in each), alone and with the ``earlier``
+    archives; the combined report keeps the earlier runs' per-run verdicts (each run timed on one machine)."""
+    text, claims = _report(new)
+    assert f"{45 * runs} cells ok, 0 not ok" in text
     rlr = [c for c in claims if c["table"].startswith("RLR")]
-    assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "14/14" for c in rlr)
-    assert "HMC-10 at 0.25: 14 of 14 runs, up to 10 of 10 coordinates" in text
-    text_all, both = _report("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz")
-    assert "1080 cells ok, 0 not ok" in text_all
-    both_rlr = [c for c in both if c["table"].startswith("RLR")]
-    assert len(both_rlr) == 27 and all(c["held"] and c["runs_held"] == "24/24" for c in both_rlr)
-    s12 = _report("exact_mh_rlr_s11.tar.xz")[1]
-    first = {(c["claim"], c["rate"], c["metric"]): c["per_run"] for c in s12}
-    for c in both_rlr:
-        runs_0_9 = [r for r in c["per_run"].split("; ") if int(r.split(":")[0][3:]) < 10]
-        assert runs_0_9 == first[(c["claim"], c["rate"], c["metric"])].split("; ")
+    assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == f"{runs}/{runs}" for c in rlr)
+    assert f"HMC-10 at 0.25: {runs} of {runs} runs, up to 10 of 10 coordinates" in text
+    total = first_run + runs
+    text_all, every = _report(*earlier, new)
+    assert f"{45 * total} cells ok, 0 not ok" in text_all
+    every_rlr = [c for c in every if c["table"].startswith("RLR")]
+    assert len(every_rlr) == 27 and all(c["held"] and c["runs_held"] == f"{total}/{total}" for c in every_rlr)
+    first = {(c["claim"], c["rate"], c["metric"]): c["per_run"] for c in _report(*earlier)[1]}
+    for c in every_rlr:
+        before = [r for r in c["per_run"].split("; ") if int(r.split(":")[0][3:]) < first_run]
+        assert before == first[(c["claim"], c["rate"], c["metric"])].split("; ")
+
+
+def test_rlr_archives_section_17_runs_10_to_23_and_all_24() -> None:
+    """Section 17: runs 10-23 (session 16's VM, one-pass pipeline) with section 12's runs 0-9."""
+    _check_rlr_runs_added("exact_mh_rlr_s16.tar.xz", ("exact_mh_rlr_s11.tar.xz",), runs=14, first_run=10)
 
 
 def test_rlr_archives_section_18_runs_24_to_37_and_all_38() -> None:
-    """Section 18: runs 24-37 of Tables 2 / 5 (session 17, same VM and code as section 17) hold every
-    claim in every run under every ESS convention, alone and with sections 12 and 17's runs 0-23; the
-    combined report keeps runs 0-23's per-run verdicts (each run's cells timed on one machine)."""
-    text, claims = _report("exact_mh_rlr_s17.tar.xz")
-    assert "630 cells ok, 0 not ok" in text
-    rlr = [c for c in claims if c["table"].startswith("RLR")]
-    assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "14/14" for c in rlr)
-    assert "HMC-10 at 0.25: 14 of 14 runs, up to 10 of 10 coordinates" in text
+    """Section 18: runs 24-37 (session 17, same VM kind and code) with sections 12 and 17's runs 0-23."""
     earlier = ("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz")
-    text_all, every = _report(*earlier, "exact_mh_rlr_s17.tar.xz")
-    assert "1710 cells ok, 0 not ok" in text_all
-    every_rlr = [c for c in every if c["table"].startswith("RLR")]
-    assert len(every_rlr) == 27 and all(c["held"] and c["runs_held"] == "38/38" for c in every_rlr)
-    first = {(c["claim"], c["rate"], c["metric"]): c["per_run"] for c in _report(*earlier)[1]}
-    for c in every_rlr:
-        runs_0_23 = [r for r in c["per_run"].split("; ") if int(r.split(":")[0][3:]) < 24]
-        assert runs_0_23 == first[(c["claim"], c["rate"], c["metric"])].split("; ")
+    _check_rlr_runs_added("exact_mh_rlr_s17.tar.xz", earlier, runs=14, first_run=24)
 
 
 def test_tg_archive_section_11_verdicts() -> None:
