@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-19 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-20 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -26,7 +26,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 10
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 11
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -138,6 +138,17 @@ def test_rlr_archives_section_19_runs_38_to_72_and_all_73() -> None:
     """Section 19: runs 38-72 (sessions 18-19, same VM kind and kernels) with runs 0-37 of sections 12-18."""
     earlier = ("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz", "exact_mh_rlr_s17.tar.xz")
     _check_rlr_runs_added("exact_mh_rlr_s18.tar.xz", earlier, runs=35, first_run=38)
+
+
+def test_rlr_archives_section_20_runs_73_to_87_and_all_88() -> None:
+    """Section 20: runs 73-87 (session 20, same VM kind and kernels) with runs 0-72 of sections 12-19."""
+    earlier = (
+        "exact_mh_rlr_s11.tar.xz",
+        "exact_mh_rlr_s16.tar.xz",
+        "exact_mh_rlr_s17.tar.xz",
+        "exact_mh_rlr_s18.tar.xz",
+    )
+    _check_rlr_runs_added("exact_mh_rlr_s19.tar.xz", earlier, runs=15, first_run=73)
 
 
 def test_tg_archive_section_11_verdicts() -> None:
