@@ -123,32 +123,32 @@ def _check_rlr_runs_added(new: str, earlier: tuple[str, ...], runs: int, first_r
         assert before == first[(c["claim"], c["rate"], c["metric"])].split("; ")
 
 
+# The RLR Tables 2 / 5 archives in run order: each later section adds runs to all archives before it.
+RLR_ARCHIVES = tuple(f"exact_mh_rlr_s{s}.tar.xz" for s in (11, 16, 17, 18, 19))
+
+
+def _check_rlr_section(index: int, runs: int, first_run: int) -> None:
+    _check_rlr_runs_added(RLR_ARCHIVES[index], RLR_ARCHIVES[:index], runs=runs, first_run=first_run)
+
+
 def test_rlr_archives_section_17_runs_10_to_23_and_all_24() -> None:
     """Section 17: runs 10-23 (session 16's VM, one-pass pipeline) with section 12's runs 0-9."""
-    _check_rlr_runs_added("exact_mh_rlr_s16.tar.xz", ("exact_mh_rlr_s11.tar.xz",), runs=14, first_run=10)
+    _check_rlr_section(1, runs=14, first_run=10)
 
 
 def test_rlr_archives_section_18_runs_24_to_37_and_all_38() -> None:
     """Section 18: runs 24-37 (session 17, same VM kind and code) with sections 12 and 17's runs 0-23."""
-    earlier = ("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz")
-    _check_rlr_runs_added("exact_mh_rlr_s17.tar.xz", earlier, runs=14, first_run=24)
+    _check_rlr_section(2, runs=14, first_run=24)
 
 
 def test_rlr_archives_section_19_runs_38_to_72_and_all_73() -> None:
     """Section 19: runs 38-72 (sessions 18-19, same VM kind and kernels) with runs 0-37 of sections 12-18."""
-    earlier = ("exact_mh_rlr_s11.tar.xz", "exact_mh_rlr_s16.tar.xz", "exact_mh_rlr_s17.tar.xz")
-    _check_rlr_runs_added("exact_mh_rlr_s18.tar.xz", earlier, runs=35, first_run=38)
+    _check_rlr_section(3, runs=35, first_run=38)
 
 
 def test_rlr_archives_section_20_runs_73_to_87_and_all_88() -> None:
     """Section 20: runs 73-87 (session 20, same VM kind and kernels) with runs 0-72 of sections 12-19."""
-    earlier = (
-        "exact_mh_rlr_s11.tar.xz",
-        "exact_mh_rlr_s16.tar.xz",
-        "exact_mh_rlr_s17.tar.xz",
-        "exact_mh_rlr_s18.tar.xz",
-    )
-    _check_rlr_runs_added("exact_mh_rlr_s19.tar.xz", earlier, runs=15, first_run=73)
+    _check_rlr_section(4, runs=15, first_run=73)
 
 
 def test_tg_archive_section_11_verdicts() -> None:
