@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-20 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-21 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -26,7 +26,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 11
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 12
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -124,7 +124,7 @@ def _check_rlr_runs_added(new: str, earlier: tuple[str, ...], runs: int, first_r
 
 
 # The RLR Tables 2 / 5 archives in run order: each later section adds runs to all archives before it.
-RLR_ARCHIVES = tuple(f"exact_mh_rlr_s{s}.tar.xz" for s in (11, 16, 17, 18, 19))
+RLR_ARCHIVES = tuple(f"exact_mh_rlr_s{s}.tar.xz" for s in (11, 16, 17, 18, 19, 20))
 
 
 def _check_rlr_section(index: int, runs: int, first_run: int) -> None:
@@ -149,6 +149,11 @@ def test_rlr_archives_section_19_runs_38_to_72_and_all_73() -> None:
 def test_rlr_archives_section_20_runs_73_to_87_and_all_88() -> None:
     """Section 20: runs 73-87 (session 20, same VM kind and kernels) with runs 0-72 of sections 12-19."""
     _check_rlr_section(4, runs=15, first_run=73)
+
+
+def test_rlr_archives_section_21_runs_88_to_99_and_all_100() -> None:
+    """Section 21: runs 88-99 (session 21, same kernels) with runs 0-87 of sections 12-20: the paper's 100."""
+    _check_rlr_section(5, runs=12, first_run=88)
 
 
 def test_tg_archive_section_11_verdicts() -> None:
