@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-21 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-22 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 import tarfile
 import tempfile
@@ -26,7 +27,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 12
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 13
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -90,8 +91,36 @@ def _check_tg_like_section_13(
     k = [c for c in claims if c["table"] == "TG Table 3"]
     assert len(k) == 1 and k[0]["held"] and ks in k[0]["measured"] and k[0]["runs_held"] == ks_runs
     old = [c for c in earlier if c["table"] == "TG Table 3"]
-    per_run = [r for r in k[0]["per_run"].split("; ") if int(r.split(":")[0][3:]) < earlier_runs]
-    assert per_run == old[0]["per_run"].split("; ")
+    assert _first_runs(k[0]["per_run"], earlier_runs) == _first_runs(old[0]["per_run"], earlier_runs)
+
+
+def _first_runs(per_run: str, runs: int) -> list[str]:
+    """The entries "runK: ..." of a claim's per-run column with K < ``runs``."""
+    return [r for r in per_run.split("; ") if int(r.split(":")[0][3:]) < runs]
+
+
+def _archive_rows(name: str, keep=lambda member: True) -> dict[str, dict]:
+    """{record file name: its first row} of the archived cell records whose member name passes ``keep``."""
+    with tarfile.open(RECORDS / name) as tf:
+        return {
+            Path(m.name).name: json.load(tf.extractfile(m))["rows"][0]
+            for m in tf.getmembers()
+            if m.name.endswith(".json") and keep(m.name)
+        }
+
+
+def _assert_same_chain(name: str, a: dict, b: dict) -> None:
+    """Two records of one cell hold the same chain: seed, acceptance rate, E[B], KS per coordinate and the
+    draw count (where both record it) equal; MSE curves and ESS (= ESS/s x seconds, both conventions) equal
+    to rounding (Poisson-MALA's MSE differs in the 16th digit between sections 13-15's code and now)."""
+    for k in ("seed", "accept", "mean_batch", "ks"):
+        assert a[k] == b[k], (name, k)
+    assert a.get("n_draws", b.get("n_draws")) == b.get("n_draws", a.get("n_draws")), name
+    for k in ("mse_mean", "mse_var"):
+        assert a[k] == pytest.approx(b[k], rel=1e-12, nan_ok=True), (name, k)
+    for k in ("ess_s", "ess_s_identity"):
+        ess_a = [e * a["seconds"] for e in a[k]]
+        assert ess_a == pytest.approx([e * b["seconds"] for e in b[k]], rel=1e-12), (name, k)
 
 
 def test_rlr_archive_section_12_every_claim_held_in_every_run() -> None:
@@ -190,13 +219,15 @@ def test_tg_archives_section_14_verdicts() -> None:
     assert _runs_held(claims, "cached") == ["6/65", "0/65", "0/65"]
 
 
+TG_ARCHIVES_OLD_KERNELS = ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz", "exact_mh_tg_s14.tar.xz")
+
+
 def test_tg_archives_section_15_verdicts() -> None:
     """The paper's 100 runs (sections 13-14's runs 0-64 + runs 65-99, same machine, same code): the
     verdicts of section 14 with SGLD's KS x2.70; runs 0-64 give section 14's per-run KS verdicts again
     (timing-free)."""
-    archives = ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz")
-    text, claims = _report(*archives, "exact_mh_tg_s14.tar.xz")
-    earlier = _report(*archives)[1]
+    text, claims = _report(*TG_ARCHIVES_OLD_KERNELS)
+    earlier = _report(*TG_ARCHIVES_OLD_KERNELS[:2])[1]
     _check_tg_like_section_13(text, claims, 2800, "x2.70", "81/100", earlier, 65)
     assert _runs_held(claims, "top") == ["91/100", "95/100", "96/100"]
     assert _runs_held(claims, "authors") == ["99/100", "88/100", "29/100"]
@@ -208,8 +239,6 @@ def test_tg_archives_section_16_old_and_new_kernels() -> None:
     the minibatch rows timed by the kernels before it (full-batch and SGLD rows shared): identical chains
     (every non-timing field and the ESS of every minibatch cell), the minibatch rows faster, and the
     verdicts the section states (old: top two not held at 0.25 in the aggregate; new: held at every rate)."""
-    import json
-
     text_new, new = _report("exact_mh_tg_s15.tar.xz")
     text_old, old = _report("exact_mh_tg_s15_old_kernels.tar.xz")
     assert "280 cells ok, 0 not ok" in text_new and "280 cells ok, 0 not ok" in text_old
@@ -220,25 +249,13 @@ def test_tg_archives_section_16_old_and_new_kernels() -> None:
     assert _runs_held(new, "cached") == _runs_held(old, "cached") == ["0/10", "0/10", "0/10"]
     v_new, v_old = _verdicts(new, "TG Table 4"), _verdicts(old, "TG Table 4")
     assert v_new[("top", "0.25")] == {True} and v_old[("top", "0.25")] == {False}
-    faster = []
-    for name in ("exact_mh_tg_s15.tar.xz", "exact_mh_tg_s15_old_kernels.tar.xz"):
-        with tarfile.open(RECORDS / name) as tf:
-            faster.append(
-                {
-                    m.name: json.load(tf.extractfile(m))["rows"][0]
-                    for m in tf.getmembers()
-                    if m.name.endswith(".json") and "/poisson_" in m.name
-                }
-            )
-    assert len(faster[0]) == len(faster[1]) == 90
-    for name, a in faster[0].items():
-        b = faster[1][name]
-        for k in ("accept", "mean_batch", "ks", "mse_mean", "mse_var", "n_draws"):
-            assert a[k] == b[k], (name, k)
-        ess_a = [e * a["seconds"] for e in a["ess_s"]]
-        ess_b = [e * b["seconds"] for e in b["ess_s"]]
-        assert ess_a == pytest.approx(ess_b, rel=1e-12)
-    new_rows, old_rows = faster
+    new_rows, old_rows = (
+        _archive_rows(name, lambda m: "/poisson_" in m)
+        for name in ("exact_mh_tg_s15.tar.xz", "exact_mh_tg_s15_old_kernels.tar.xz")
+    )
+    assert len(new_rows) == len(old_rows) == 90
+    for name, a in new_rows.items():
+        _assert_same_chain(name, a, old_rows[name])
     pmh = [new_rows[n]["sec_per_iter"] / old_rows[n]["sec_per_iter"] for n in new_rows if "poisson_mh_" in n]
     assert sorted(pmh)[len(pmh) // 2] < 0.8  # PoissonMH cells: median new / old per-iteration time
 
@@ -265,3 +282,35 @@ def test_tg_archive_stays_usable_by_the_workflow(tmp_path: Path) -> None:
     assert len(res["migrated"]) == 840 and not res["current"] and not res["unmatched"]
     with pytest.raises(ValueError, match=r"1960 cell file\(s\) missing"):  # runs 30-99, nothing stale
         C.collect_records(exp, s100, "paper", tmp_path / "cells")
+
+
+def test_tg_archive_section_22_pipeline_kernels_runs_0_to_59() -> None:
+    """Section 22: runs 0-59 of the 100-run TG config timed with the one-pass pipeline kernels on one VM. The
+    same chains as sections 13-15's records of those runs (`1b1b63a`, another VM) in 1620 of the 1680 cells
+    (every non-timing field and the ESS); Poisson-MALA at 0.25 agrees bit for bit over the first 11 of 60
+    MSE checkpoints in every run and then drifts apart (a rounding-level change of the compiled code between
+    `1b1b63a` and `39f5660`, section 22). The verdicts and single-run counts the section states."""
+    text, claims = _report("exact_mh_tg_s21.tar.xz")
+    assert "1680 cells ok, 0 not ok" in text
+    v = _verdicts(claims, "TG Table 4")
+    for rate in RATES:
+        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
+    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
+    assert _runs_held(claims, "top") == ["49/60", "59/60", "57/60"]
+    assert _runs_held(claims, "authors") == ["59/60", "51/60", "3/60"]
+    assert _runs_held(claims, "cached") == ["2/60", "0/60", "0/60"]
+    ks = [c for c in claims if c["table"] == "TG Table 3"]
+    assert len(ks) == 1 and ks[0]["held"] and "x2.59" in ks[0]["measured"] and ks[0]["runs_held"] == "45/60"
+    new = _archive_rows("exact_mh_tg_s21.tar.xz")
+    old: dict[str, dict] = {}
+    for name in TG_ARCHIVES_OLD_KERNELS:
+        old |= _archive_rows(name, lambda m: int(m[m.rindex("_run") + 4 : -5]) < 60)
+    assert len(new) == 1680 and set(new) == set(old)
+    drifted = [n for n in new if n.startswith("poisson_mala_r0.25_")]
+    assert len(drifted) == 60
+    for name, a in new.items():
+        if name in drifted:
+            assert a["seed"] == old[name]["seed"] and a["mse_mean"][:11] == old[name]["mse_mean"][:11], name
+            assert a["accept"] != old[name]["accept"], name
+        else:
+            _assert_same_chain(name, a, old[name])
