@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-22 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-23 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -27,7 +27,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 13
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 14
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -83,15 +83,21 @@ def _check_tg_like_section_13(
     """The TG verdicts of sections 13-15: top two and the authors'-timing claim held at 0.25 / 0.4,
     0.55 not held, the cached-twin claim at no rate, SGLD's KS ratio ``ks`` held; the per-run KS verdicts
     (timing-free) of the first ``earlier_runs`` runs equal those of the ``earlier`` report's claims."""
+    _check_tg_verdicts(text, claims, cells)
+    k = [c for c in claims if c["table"] == "TG Table 3"]
+    assert len(k) == 1 and k[0]["held"] and ks in k[0]["measured"] and k[0]["runs_held"] == ks_runs
+    old = [c for c in earlier if c["table"] == "TG Table 3"]
+    assert _first_runs(k[0]["per_run"], earlier_runs) == _first_runs(old[0]["per_run"], earlier_runs)
+
+
+def _check_tg_verdicts(text: str, claims: list[dict], cells: int) -> None:
+    """``cells`` cells ok; top two held at every rate, the authors'-timing claim at 0.25 / 0.4 but not
+    0.55, the cached-twin claim at no rate (every ESS convention)."""
     assert f"{cells} cells ok, 0 not ok" in text
     v = _verdicts(claims, "TG Table 4")
     for rate in RATES:
         assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
     assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
-    k = [c for c in claims if c["table"] == "TG Table 3"]
-    assert len(k) == 1 and k[0]["held"] and ks in k[0]["measured"] and k[0]["runs_held"] == ks_runs
-    old = [c for c in earlier if c["table"] == "TG Table 3"]
-    assert _first_runs(k[0]["per_run"], earlier_runs) == _first_runs(old[0]["per_run"], earlier_runs)
 
 
 def _first_runs(per_run: str, runs: int) -> list[str]:
@@ -224,6 +230,8 @@ def test_tg_archives_section_14_verdicts() -> None:
 
 
 TG_ARCHIVES_OLD_KERNELS = ("exact_mh_tg_s12.tar.xz", "exact_mh_tg_s13.tar.xz", "exact_mh_tg_s14.tar.xz")
+# The paper's 100 TG runs timed with the one-pass pipeline kernels (`613ebd7`) on one VM: runs 0-59, 60-99.
+TG_ARCHIVES_PIPELINE = ("exact_mh_tg_s21.tar.xz", "exact_mh_tg_s22.tar.xz")
 
 
 def test_tg_archives_section_15_verdicts() -> None:
@@ -294,27 +302,60 @@ def test_tg_archive_section_22_pipeline_kernels_runs_0_to_59() -> None:
     (every non-timing field and the ESS); Poisson-MALA at 0.25 agrees bit for bit over the first 11 of 60
     MSE checkpoints in every run and then drifts apart (a rounding-level change of the compiled code between
     `1b1b63a` and `39f5660`, section 22). The verdicts and single-run counts the section states."""
-    text, claims = _report("exact_mh_tg_s21.tar.xz")
-    assert "1680 cells ok, 0 not ok" in text
-    v = _verdicts(claims, "TG Table 4")
-    for rate in RATES:
-        assert v[("top", rate)] == {True} and v[("cached", rate)] == {False}
-    assert v[("authors", "0.25")] == v[("authors", "0.4")] == {True} and v[("authors", "0.55")] == {False}
-    assert _runs_held(claims, "top") == ["49/60", "59/60", "57/60"]
-    assert _runs_held(claims, "authors") == ["59/60", "51/60", "3/60"]
-    assert _runs_held(claims, "cached") == ["2/60", "0/60", "0/60"]
-    ks = [c for c in claims if c["table"] == "TG Table 3"]
-    assert len(ks) == 1 and ks[0]["held"] and "x2.59" in ks[0]["measured"] and ks[0]["runs_held"] == "45/60"
-    new = _archive_rows("exact_mh_tg_s21.tar.xz")
+    text, claims = _report(TG_ARCHIVES_PIPELINE[0])
+    counts = (["49/60", "59/60", "57/60"], ["59/60", "51/60", "3/60"], ["2/60", "0/60", "0/60"])
+    _check_tg_counts(text, claims, 1680, *counts, ks="x2.59", ks_runs="45/60")
+    _check_chains_against_1b1b63a(TG_ARCHIVES_PIPELINE[0], range(60), same_prefix=11)
+
+
+def _check_tg_counts(
+    text: str, claims: list[dict], cells: int, top: list, authors: list, cached: list, ks: str, ks_runs: str
+) -> None:
+    """:func:`_check_tg_verdicts`, the single-run counts of the three TG Table 4 claims at 0.25 / 0.4 / 0.55
+    (authors' ESS), and SGLD's KS ratio ``ks`` held in ``ks_runs`` runs."""
+    _check_tg_verdicts(text, claims, cells)
+    assert [_runs_held(claims, k) for k in ("top", "authors", "cached")] == [top, authors, cached]
+    k = [c for c in claims if c["table"] == "TG Table 3"]
+    assert len(k) == 1 and k[0]["held"] and ks in k[0]["measured"] and k[0]["runs_held"] == ks_runs
+
+
+def _check_chains_against_1b1b63a(archive: str, runs: range, same_prefix: int) -> None:
+    """The TG records of ``runs`` in ``archive`` (pipeline kernels) hold sections 13-15's chains of those
+    runs (`1b1b63a`), except Poisson-MALA at 0.25: same seed, the first ``same_prefix`` MSE checkpoints
+    equal bit for bit, then a different chain (section 22)."""
+    new = _archive_rows(archive)
     old: dict[str, dict] = {}
     for name in TG_ARCHIVES_OLD_KERNELS:
-        old |= _archive_rows(name, lambda m: int(m[m.rindex("_run") + 4 : -5]) < 60)
-    assert len(new) == 1680 and set(new) == set(old)
+        old |= _archive_rows(name, lambda m: int(m[m.rindex("_run") + 4 : -5]) in runs)
+    assert len(new) == 28 * len(runs) and set(new) == set(old)
     drifted = [n for n in new if n.startswith("poisson_mala_r0.25_")]
-    assert len(drifted) == 60
+    assert len(drifted) == len(runs)
     for name, a in new.items():
         if name in drifted:
-            assert a["seed"] == old[name]["seed"] and a["mse_mean"][:11] == old[name]["mse_mean"][:11], name
+            same = a["mse_mean"][:same_prefix] == old[name]["mse_mean"][:same_prefix]
+            assert a["seed"] == old[name]["seed"] and same, name
             assert a["accept"] != old[name]["accept"], name
         else:
             _assert_same_chain(name, a, old[name], b_from_1b1b63a=True)
+
+
+def test_tg_archives_section_23_runs_60_to_99_and_all_100() -> None:
+    """Section 23: runs 60-99 timed like section 22's runs 0-59 (same code, same VM), completing the paper's
+    100 runs on the code on main. Runs 60-99 alone and all 100 give section 15's verdicts, with the counts
+    the section states; all 100 keep section 22's per-run verdicts of runs 0-59 (each run's claims use its
+    own cells only); runs 60-99 hold section 15's chains but for Poisson-MALA at 0.25 (bit for bit over at
+    least the first 2 MSE checkpoints, then drifting apart)."""
+    text, claims = _report(TG_ARCHIVES_PIPELINE[1])
+    counts = (["28/40", "36/40", "34/40"], ["40/40", "32/40", "1/40"], ["3/40", "0/40", "0/40"])
+    _check_tg_counts(text, claims, 1120, *counts, ks="x2.86", ks_runs="35/40")
+    text_all, every = _report(*TG_ARCHIVES_PIPELINE)
+    counts = (["77/100", "95/100", "91/100"], ["99/100", "83/100", "4/100"], ["5/100", "0/100", "0/100"])
+    _check_tg_counts(text_all, every, 2800, *counts, ks="x2.70", ks_runs="80/100")
+    earlier = _report(TG_ARCHIVES_PIPELINE[0])[1]
+    key = lambda c: (c["table"], c["claim"], c["rate"], c["metric"])  # noqa: E731
+    first = {key(c): c["per_run"] for c in earlier}
+    tg = [c for c in every if c["table"].startswith("TG")]
+    assert len(tg) == len(first) == 46
+    for c in tg:  # every TG claim's per-run verdicts and values of runs 0-59, section 22's
+        assert _first_runs(c["per_run"], 60) == first[key(c)].split("; ")
+    _check_chains_against_1b1b63a(TG_ARCHIVES_PIPELINE[1], range(60, 100), same_prefix=2)
