@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-26 (docs/results/records):
+"""The archived cell records behind docs/results/exact_mh.md sections 11-27 (docs/results/records):
 checksums as listed in the records README, and the report regenerated from them gives the verdicts the
 document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
 
@@ -27,7 +27,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 17
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 18
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -401,25 +401,69 @@ def test_rlr_archive_table_7_section_26_code_on_main() -> None:
     """Section 26: Table 7 (d = 50, N = 1e5), runs 0-5 of section 9's config timed with the code on main: the
     verdicts, single-run counts and aggregate ratios the section states, per ESS convention (claim kinds:
     top two, beats our cached twins, beats the authors' full-batch timing; rates 0.25 / 0.4 / 0.55)."""
-    text, claims = _report("exact_mh_rlr_50d_s24.tar.xz")
-    assert "rlr_50d (seed 001 §5.2, Table 7): 234 cells ok, 0 not ok" in text
+    _check_table_7(
+        "exact_mh_rlr_50d_s24.tar.xz",
+        runs=6,
+        counts={
+            "authors": (["6/6"] * 3, ["6/6", "6/6", "2/6"], ["6/6"] * 3),
+            "authors_cpu": (["6/6"] * 3, ["6/6", "6/6", "2/6"], ["6/6"] * 3),
+            "geyer": (["6/6"] * 3, ["6/6", "0/6", "0/6"], ["6/6", "6/6", "2/6"]),
+        },
+        not_held=[
+            ("authors", "cached", "0.55"),
+            ("geyer", "cached", "0.4"),
+            ("geyer", "cached", "0.55"),
+            ("authors_cpu", "cached", "0.55"),
+        ],
+        ratios=["(x2.55)", "(x5.03)", "(x1.42)", "(x2.84)", "(x0.94)", "(x1.96)"],
+    )
+
+
+def _check_table_7(
+    archive: str,
+    runs: int,
+    counts: dict[str, tuple[list[str], list[str], list[str]]],
+    not_held: list[tuple[str, str, str]],
+    ratios: list[str],
+) -> None:
+    """Table 7's 27 claims from ``archive`` (39 cells per run): single-run ``counts`` per ESS convention and
+    claim kind (top two, beats our cached twins, beats the authors' timing) at 0.25 / 0.4 / 0.55, the claims
+    ``not_held`` (metric, kind, rate), and the authors'-ESS ratios (cached, authors' timing) rate by rate."""
+    text, claims = _report(archive)
+    assert f"rlr_50d (seed 001 §5.2, Table 7): {39 * runs} cells ok, 0 not ok" in text
     t7 = [c for c in claims if c["table"] == "RLR rlr_50d (Table 7)"]
     assert len(t7) == 27
     got = {(c["metric"], _kind(c), c["rate"]): (c["runs_held"], c["measured"].split()[-1]) for c in t7}
-    expected = {
-        "authors": (["6/6"] * 3, ["6/6", "6/6", "2/6"], ["6/6"] * 3),
-        "authors_cpu": (["6/6"] * 3, ["6/6", "6/6", "2/6"], ["6/6"] * 3),
-        "geyer": (["6/6"] * 3, ["6/6", "0/6", "0/6"], ["6/6", "6/6", "2/6"]),
-    }
-    for metric, counts in expected.items():
-        for kind, runs in zip(("top", "cached", "authors"), counts, strict=True):
-            assert [got[(metric, kind, r)][0] for r in RATES] == runs, (metric, kind)
+    for metric, per_kind in counts.items():
+        for kind, expected in zip(("top", "cached", "authors"), per_kind, strict=True):
+            assert [got[(metric, kind, r)][0] for r in RATES] == expected, (metric, kind)
     held = {(c["metric"], _kind(c), c["rate"]): c["held"] for c in t7}
-    assert [k for k, v in held.items() if not v] == [
-        ("authors", "cached", "0.55"),
-        ("geyer", "cached", "0.4"),
-        ("geyer", "cached", "0.55"),
-        ("authors_cpu", "cached", "0.55"),
-    ]
-    ratios = [got[("authors", k, r)][1] for r in RATES for k in ("cached", "authors")]
-    assert ratios == ["(x2.55)", "(x5.03)", "(x1.42)", "(x2.84)", "(x0.94)", "(x1.96)"]
+    assert [k for k, v in held.items() if not v] == not_held
+    assert [got[("authors", k, r)][1] for r in RATES for k in ("cached", "authors")] == ratios
+
+
+def test_rlr_archive_table_7_section_27_all_10_runs_one_vm() -> None:
+    """Section 27: all 10 runs of Table 7 timed with the code on main on one VM: the verdicts, single-run
+    counts and aggregate ratios the section states; runs 0-5 hold section 26's chains (its archive) in all 234
+    cells, so only their timings differ."""
+    _check_table_7(
+        "exact_mh_rlr_50d_s25.tar.xz",
+        runs=10,
+        counts={
+            "authors": (["10/10"] * 3, ["10/10", "10/10", "3/10"], ["10/10"] * 3),
+            "authors_cpu": (["10/10"] * 3, ["10/10", "10/10", "3/10"], ["10/10"] * 3),
+            "geyer": (["10/10"] * 3, ["10/10", "0/10", "0/10"], ["10/10", "9/10", "3/10"]),
+        },
+        not_held=[
+            ("authors", "cached", "0.55"),
+            ("geyer", "cached", "0.4"),
+            ("geyer", "cached", "0.55"),
+            ("authors_cpu", "cached", "0.55"),
+        ],
+        ratios=["(x2.43)", "(x4.96)", "(x1.39)", "(x2.78)", "(x0.97)", "(x1.96)"],
+    )
+    new = _archive_rows("exact_mh_rlr_50d_s25.tar.xz")
+    old = _archive_rows("exact_mh_rlr_50d_s24.tar.xz")
+    assert len(new) == 390 and len(old) == 234 and set(old) < set(new)
+    for name, b in old.items():
+        _assert_same_chain(name, new[name], b)
