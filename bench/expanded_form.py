@@ -39,7 +39,7 @@ from samplers.poisson_minibatch import (
     SLOT_AHEAD,
     open_candidates,
     resolve_slot,
-    slot_of,
+    stage_slot,
 )
 from samplers.targets.tall import FULL_DATA_FASTMATH
 
@@ -74,7 +74,7 @@ def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: f
     p = theta.shape[0]
     n = erows.shape[0]
     cp = p + ROW_PROB
-    B, buf, st = open_candidates(erows, cp, erows, True, Lam, rng, buf)
+    B, buf, fb, st = open_candidates(erows, cp, erows, True, Lam, rng, buf)
     c0 = _lin_coef(theta, w, beta, v0)
     c1 = _lin_coef(theta_p, w, beta, v1)
     cm = p + ROW_A
@@ -85,9 +85,9 @@ def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: f
     nk = 0
     for b in range(B):  # the kernel's candidate pipeline (poisson_minibatch.open_candidates)
         if b + SLOT_AHEAD < B:
-            prefetch_row(erows, slot_of(st, b + SLOT_AHEAD, n))
+            prefetch_row(erows, stage_slot(fb, st, b + SLOT_AHEAD, n))
         if b + RESOLVE_AHEAD < B:
-            buf[b + RESOLVE_AHEAD] = resolve_slot(erows, cp, st, b + RESOLVE_AHEAD)
+            buf[b + RESOLVE_AHEAD] = resolve_slot(erows, cp, fb, b + RESOLVE_AHEAD)
         i = buf[b]
         l0, l1 = pair_z(erows, i, v0, v1)  # x_i . v0, x_i . v1
         sh = erows[i, cs]

@@ -54,7 +54,7 @@ from samplers.poisson_minibatch import (
     draw_from_rows,
     open_candidates,
     resolve_slot,
-    slot_of,
+    stage_slot,
 )
 from samplers.targets.tall import loglik_sum
 
@@ -393,12 +393,12 @@ def _hl_gather(rows, p, Lam, rng, buf, reps):
     n = rows.shape[0]
     cp = p + ROW_PROB
     for _ in range(reps):
-        B, buf, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
+        B, buf, fb, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
         for b in range(B):
             if b + SLOT_AHEAD < B:
-                prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+                prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
             if b + RESOLVE_AHEAD < B:
-                buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+                buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
             i = buf[b]
             for c in range(0, ncol, 8):
                 s += rows[i, c]

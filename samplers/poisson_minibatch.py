@@ -88,31 +88,39 @@ def _open_draw(Lam: float, rng, buf: np.ndarray):
 def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
     """:func:`draw_candidates` with the alias table in columns ``p + ROW_PROB``, ``p + ROW_ALIAS`` of the
     candidate rows (:func:`table_rows`): the same B, candidates and stream, bit for bit, all at once.
-    It is the kernels' candidate pipeline (:func:`open_candidates`, :func:`resolve_slot`) without the
-    evaluation: each slot's (prob, alias) line prefetched ``SLOT_AHEAD`` draws ahead."""
+    It is the kernels' candidate pipeline (:func:`open_candidates`, :func:`stage_slot`,
+    :func:`resolve_slot`) without the evaluation: each slot's (prob, alias) line prefetched ``SLOT_AHEAD``
+    draws ahead."""
     cp = p + ROW_PROB
-    B, buf, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
+    B, buf, fb, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
     n = rows.shape[0]
-    for b in range(min(B, RESOLVE_AHEAD), B):
+    for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch2(rows, slot_of(st, b + SLOT_AHEAD, n), cp)
-        buf[b] = resolve_slot(rows, cp, st, b)
+            prefetch2(rows, stage_slot(fb, st, b + SLOT_AHEAD, n), cp)
+        if b + RESOLVE_AHEAD < B:
+            buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
     return B, buf, st
 
 
-@njit(cache=True, inline="always")
-def slot_of(st, c: int, n: int) -> int:
-    """Candidate c's alias slot ``floor(u_c n)`` (pipeline stage 1 of :func:`open_candidates`)."""
-    return slot_and_coin(uniform(st, c) * n, n)[0]
+@njit(cache=True)
+def stage_slot(fb, st, c: int, n: int) -> int:
+    """Pipeline stage 1 of candidate c (:func:`open_candidates`): ``v = u_c n`` from uniform c of the
+    stream, stored in ``fb[c]`` (the float64 view of the candidate buffer) for :func:`resolve_slot`;
+    returns the alias slot ``floor(v)``, whose row the caller prefetches. Small enough for LLVM to
+    inline it into the loops (no Numba ``inline``: that would add reference counting on ``fb``)."""
+    v = uniform(st, c) * n
+    fb[c] = v
+    return slot_and_coin(v, n)[0]
 
 
 @njit(cache=True)
-def resolve_slot(rows, cp: int, st, c: int) -> int:
+def resolve_slot(rows, cp: int, fb, c: int) -> int:
     """Candidate c's datum (the draw of :func:`draw_from_rows`; ``cp`` = the rows' prob column): slot and
-    coin from uniform c, the alias if the coin says so, whose row is then prefetched (first, middle and
-    last line: a fixed three prefetches keep this small enough for LLVM to inline it into the loops)."""
+    coin from ``v = fb[c]`` stored by :func:`stage_slot`, the alias if the coin says so, whose row is then
+    prefetched (first, middle and last line: a fixed three prefetches keep this small enough for LLVM to
+    inline it into the loops). The caller then overwrites ``fb[c]`` with the datum (``buf[c]``)."""
     n = rows.shape[0]
-    j, u = slot_and_coin(uniform(st, c) * n, n)
+    j, u = slot_and_coin(fb[c], n)
     if u < rows[j, cp]:
         return j
     i = int(rows[j, cp + ROW_ALIAS - ROW_PROB])
@@ -128,31 +136,33 @@ def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: flo
     """Open the candidate pipeline of one Alg. 8/9 draw on the candidate rows (:func:`table_rows`; ``cp``:
     their prob column, p + ROW_PROB for p data columns; ``pk``: whether the kernel reads the data from the
     rows, else from X): B ~ Poisson(Lam), the draw's stream and the pipeline's prologue. Returns
-    ``(B, buf, st)``. In its loop over b = 0, 1, ..., B - 1 the kernel then, before it reads candidate b's
-    datum ``buf[b]``, prefetches the row of ``slot_of(st, b + SLOT_AHEAD, n)`` and stores
-    ``resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)`` in ``buf[b + RESOLVE_AHEAD]`` (prefetching that row
-    from X unless ``pk``), each while that index is < B: seven lines, as in
-    :func:`samplers.kernels.poisson_mh.poisson_counts_ratio`.
+    ``(B, buf, fb, st)``, ``fb`` the float64 view of ``buf``. In its loop over b = 0, 1, ..., B - 1 the
+    kernel then, before it reads candidate b's datum ``buf[b]``, prefetches the row of
+    ``stage_slot(fb, st, b + SLOT_AHEAD, n)`` and stores ``resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)``
+    in ``buf[b + RESOLVE_AHEAD]`` (prefetching that row from X unless ``pk``), each while that index is
+    < B: seven lines, as in :func:`samplers.kernels.poisson_mh.poisson_counts_ratio`.
 
     The same B, candidates, order and stream as :func:`draw_from_rows`, bit for bit, in one pass: while
     candidate b is evaluated, candidate b + RESOLVE_AHEAD is resolved to its datum (its slot's line is in
     cache) and candidate b + SLOT_AHEAD draws its slot and prefetches that row, which it evaluates in the
-    ~96 % of draws that keep the slot; the uniforms are recomputed from the counter-based stream rather
-    than stored. Each row is fetched once, well ahead (the two-pass draw fetched the alias line in pass 1
-    and the rest of the row again in the evaluation): docs/performance.md §4.13. Written out in each loop
+    ~96 % of draws that keep the slot. Stage 1 stores ``v = u n`` in the buffer entry the datum later
+    takes, so each uniform is computed once (recomputing it at the resolve cost ~2 ns per candidate:
+    docs/performance.md §4.14). Each row is fetched once, well ahead (the two-pass draw fetched the alias
+    line in pass 1 and the rest of the row again in the evaluation): §4.13. Written out in each loop
     because a jitted helper holding it is not inlined by LLVM (a call per candidate doubled the cost) and
     Numba's ``inline="always"`` adds reference counting on the arrays per candidate."""
     if cp < 0 or cp + ROW_ALIAS - ROW_PROB >= rows.shape[1]:
         raise ValueError("open_candidates: the prob / alias columns lie outside the candidate rows")
     B, buf, st = _open_draw(Lam, rng, buf)
+    fb = buf.view(np.float64)
     n = rows.shape[0]
     for c in range(min(B, SLOT_AHEAD)):
-        prefetch_row(rows, slot_of(st, c, n))
+        prefetch_row(rows, stage_slot(fb, st, c, n))
     for c in range(min(B, RESOLVE_AHEAD)):
-        buf[c] = resolve_slot(rows, cp, st, c)
+        buf[c] = resolve_slot(rows, cp, fb, c)
         if not pk:
             prefetch_row(X, buf[c])
-    return B, buf, st
+    return B, buf, fb, st
 
 
 @njit(cache=True, inline="always")

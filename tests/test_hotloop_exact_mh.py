@@ -35,7 +35,7 @@ from samplers.poisson_minibatch import (
     draw_from_rows,
     open_candidates,
     resolve_slot,
-    slot_of,
+    stage_slot,
     table_rows,
 )
 from samplers.streams import new_stream, uniform
@@ -222,18 +222,19 @@ def test_draw_candidates_same_stream_as_alias_slots(n):
 
 
 @njit(cache=True)
-def _pipeline_draws(rows, X, pk, Lam, rng, buf, out, ahead):
+def _pipeline_draws(rows, X, pk, Lam, rng, buf, out, ahead, stage=SLOT_AHEAD):
     """The candidates of :func:`open_candidates` and the loop its docstring prescribes, in the order a
     kernel reads them; ``ahead`` = RESOLVE_AHEAD (a mutant resolves too late: ``ahead`` = 0 reads
-    ``buf[b]`` before it is written)."""
+    ``buf[b]`` before it is written; ``stage`` = SLOT_AHEAD + 1 stages each v one candidate late, so one
+    entry is resolved from a v that was never stored)."""
     cp = X.shape[1] + ROW_PROB
-    B, buf, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    B, buf, fb, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
     n = rows.shape[0]
     for b in range(B):
-        if b + SLOT_AHEAD < B:
-            H.prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+        if b + stage < B:
+            H.prefetch_row(rows, stage_slot(fb, st, b + stage, n))
         if b + RESOLVE_AHEAD < B:
-            ia = resolve_slot(rows, cp, st, b + ahead)
+            ia = resolve_slot(rows, cp, fb, b + ahead)
             buf[b + ahead] = ia
             if not pk:
                 H.prefetch_row(X, ia)
@@ -248,7 +249,7 @@ def test_candidate_pipeline_same_draws_as_alias_slots(n, pk):
     alias_slot loop on the same table,
     for B below, at and above the pipeline depths (Lam = 0, 3, 17.5, 3000) and rows with and without the
     data inside (``pk``); a mutant that resolves each candidate when it is read, not RESOLVE_AHEAD ahead,
-    is caught (it reads stale entries of ``buf``)."""
+    is caught (it reads stale entries of ``buf``), and so is one that stages a slot's v one candidate late."""
     rng = np.random.default_rng(5)
     w = rng.gamma(0.5, size=n) + 1e-3
     p = 3
@@ -267,6 +268,10 @@ def test_candidate_pipeline_same_draws_as_alias_slots(n, pk):
     assert r1.random() == r2.random()  # streams still aligned
     B1 = _ref_draws(prob, alias, 3000.0, np.random.default_rng(4), ref)
     B2, _ = _pipeline_draws(rows, X, pk, 3000.0, np.random.default_rng(4), b2.copy(), out, 0)
+    assert B1 == B2 and not np.array_equal(out[:B2], ref[:B1])
+    B2, _ = _pipeline_draws(
+        rows, X, pk, 3000.0, np.random.default_rng(4), b2.copy(), out, RESOLVE_AHEAD, SLOT_AHEAD + 1
+    )
     assert B1 == B2 and not np.array_equal(out[:B2], ref[:B1])
     # prob / alias columns outside the rows (e.g. the rows' width passed as p): a clear error, no garbage
     with pytest.raises(ValueError, match="outside the candidate rows"):

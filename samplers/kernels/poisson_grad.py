@@ -46,7 +46,7 @@ from samplers.poisson_minibatch import (
     keep,
     open_candidates,
     resolve_slot,
-    slot_of,
+    stage_slot,
 )
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
@@ -69,7 +69,7 @@ def counts_and_grad(
     pk = packed(kind)
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
-    B, buf, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    B, buf, fb, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     y = t.y
     w = t.w
@@ -81,9 +81,9 @@ def counts_and_grad(
     r = 0.0
     for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+            prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
         if b + RESOLVE_AHEAD < B:
-            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+            ia = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
             buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)

@@ -39,7 +39,7 @@ from samplers.poisson_minibatch import (
     keep,
     open_candidates,
     resolve_slot,
-    slot_of,
+    stage_slot,
 )
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
@@ -74,7 +74,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     pk = packed(kind)
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
-    B, buf, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
+    B, buf, fb, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
     if B > kept_i.shape[0]:
         kept_i = np.empty(2 * B, dtype=np.int64)
     cc = X.shape[1] + ROW_A
@@ -85,9 +85,9 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     nk = 0
     for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch_row(rows, slot_of(st, b + SLOT_AHEAD, n))
+            prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
         if b + RESOLVE_AHEAD < B:
-            ia = resolve_slot(rows, cp, st, b + RESOLVE_AHEAD)
+            ia = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
             buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
