@@ -137,7 +137,7 @@ def tuna_mh_init(t: TallData, theta0: np.ndarray):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tuna_mh_step(
     t: TallData,
     theta,
