@@ -1,6 +1,7 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-27 (docs/results/records):
-checksums as listed in the records README, and the report regenerated from them gives the verdicts the
-document states (the committed numbers stay derivable from committed data). Deterministic: no sampling."""
+"""The archived cell records behind docs/results/exact_mh.md sections 11-27 and exact_mh_mnist.md
+section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
+from them gives the verdicts the document states (the committed numbers stay derivable from committed
+data). Deterministic: no sampling."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 18
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 19
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -460,3 +461,38 @@ def test_rlr_archive_table_7_section_27_all_10_runs_one_vm() -> None:
     assert len(new) == 390 and len(old) == 234 and set(old) < set(new)
     for name, b in old.items():
         _assert_same_chain(name, new[name], b)
+
+
+def test_mnist_archive_section_13_claims(tmp_path: Path) -> None:
+    """exact_mh_mnist.md section 13 (session 27, the whole MNIST grid at `b9abed3`): the workflow's
+    `aggregate` on the archived records gives the claim counts the section states, and the chains reach
+    the 0.95 level at the iterations of section 12's table (same chains; only the timing moved)."""
+    import subprocess
+    import sys
+
+    with tarfile.open(RECORDS / "exact_mh_mnist_s27.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    assert len(list((tmp_path / "cells" / "exact_mh_mnist").glob("*.json"))) == 88
+    root = RECORDS.parents[2]
+    subprocess.run(
+        [sys.executable, "-m", "bench.cli", "aggregate", "-e", "exact_mh_mnist", "--config",
+         str(root / "config" / "paper_mnist.yaml"), "--cells-dir", str(tmp_path / "cells"),
+         "--results-dir", str(tmp_path / "res"), "--figs-dir", str(tmp_path / "figs")],
+        check=True, cwd=root, capture_output=True,
+    )  # fmt: skip
+    cl = pd.read_csv(tmp_path / "res" / "exact_mh_mnist_claims.csv")
+    held = {c: cl[cl.claim == c].set_index(["data", "step"])["held"] for c in set(cl.claim)}
+    assert {c: f"{int(v.sum())}/{len(v)}" for c, v in held.items()} == {
+        "tuna_sgld_sooner": "7/8",
+        "minibatch_beats_full": "2/8",
+        "minibatch_beats_full_authors": "7/8",
+    }
+    assert not held["tuna_sgld_sooner"][("mnist_3v5", 0.001)]
+    assert held["minibatch_beats_full_authors"][("mnist_3v5", 0.004)]  # section 12: not held
+    assert not held["minibatch_beats_full_authors"][("mnist_7v9", 0.004)]
+    its = [
+        tuple(int(x) for x in re.findall(r"\((\d+) it\)", m))
+        for m in cl[cl.claim == "tuna_sgld_sooner"].sort_values(["data", "step"])["measured"]
+    ]
+    assert its == [(3200, 6400), (3700, 3300), (1000, 1900), (400, 1100),
+                   (2000, 4100), (1700, 2900), (700, 1100), (200, 800)]  # fmt: skip

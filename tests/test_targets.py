@@ -81,6 +81,19 @@ def test_support_and_prior():
     r, _ = _models()["rlr"]
     assert not tall.in_support(r, np.array([5.0, 1.0, 0.0]))
     assert tall.in_support(r, np.array([4.0, 1.0, 0.0]))
+    # the one-pass form (no early exit, docs/performance.md 4.15) must reject any single bad coordinate
+    inside = np.full(d, 0.5 * (t.lo + t.hi))
+    assert tall.in_support(t, inside)
+    assert tall.in_support(t, np.full(d, t.lo)) and tall.in_support(t, np.full(d, t.hi))  # closed box
+    for j in (0, d - 1):
+        for bad in (np.nan, np.inf, -np.inf, t.hi + 1e-12, t.lo - 1e-12):
+            x = inside.copy()
+            x[j] = bad
+            assert not tall.in_support(t, x) and tall.log_prior(t, x) == -np.inf
+    R = r.R
+    assert tall.in_support(r, np.array([R, 0.0, 0.0]))  # closed ball
+    assert not tall.in_support(r, np.array([0.0, 0.0, R * (1 + 1e-12)]))
+    assert not tall.in_support(r, np.array([0.0, 0.0, np.nan]))
 
 
 @pytest.mark.parametrize(

@@ -220,7 +220,7 @@ def in_support(t: TallData, theta: np.ndarray) -> bool:
 
     One pass and one ``return``, no early exit: Numba then pairs and drops the reference counts of
     ``t``'s eight arrays; with a ``return`` inside a loop it kept them, 18 atomic operations costing
-    ~190 ns a call, a fifth of a TunaMH iteration (docs/performance.md §4.15)."""
+    ~190 ns a call, a fifth of a TunaMH iteration at a small batch (docs/performance.md §4.15)."""
     support = t.support
     lo = t.lo
     hi = t.hi
