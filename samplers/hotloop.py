@@ -278,9 +278,8 @@ def rlr_pair(X, yi: float, beta: float, nu: float, i: int, theta, theta_p):
 def logistic_pair(X, y, beta: float, i: int, theta, theta_p):
     """Logistic ``(ll_i(theta), ll_i(theta'))``."""
     z0, z1 = pair_z(X, i, theta, theta_p)
-    if y[i] > 0.5:
-        return -beta * _log1pexp(-z0), -beta * _log1pexp(-z1)
-    return -beta * _log1pexp(z0), -beta * _log1pexp(z1)
+    sg = -1.0 if y[i] > 0.5 else 1.0  # one return: no reference counts of the arrays per call
+    return -beta * _log1pexp(sg * z0), -beta * _log1pexp(sg * z1)
 
 
 @njit(cache=True)

@@ -24,6 +24,7 @@ from samplers.hotloop import (
     ll_pair,
     log_accumulate,
     log_flush,
+    logistic_pair,
     packed,
     pair_quadratic,
     prefetch_row,
@@ -42,7 +43,7 @@ from samplers.poisson_minibatch import (
     stage_slot,
 )
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior
+from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, log_prior
 
 
 @njit(cache=True)
@@ -96,6 +97,8 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
         elif kind == RLR:
             l0, l1 = rlr_pair(rows, rows[i, cy], beta, nu, i, theta, theta_p)
+        elif kind == LOGISTIC:
+            l0, l1 = logistic_pair(X, y, beta, i, theta, theta_p)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         # U(theta') - U(theta) = ll(theta) - ll(theta')
