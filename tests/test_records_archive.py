@@ -464,9 +464,9 @@ def test_rlr_archive_table_7_section_27_all_10_runs_one_vm() -> None:
 
 
 def test_mnist_archive_section_13_claims(tmp_path: Path) -> None:
-    """exact_mh_mnist.md section 13 (session 27, the whole MNIST grid at `b9abed3`): the workflow's
-    `aggregate` on the archived records gives the claim counts the section states, and the chains reach
-    the 0.95 level at the iterations of section 12's table (same chains; only the timing moved)."""
+    """exact_mh_mnist.md section 13 (session 27, the whole MNIST grid at `2a21ed5`): the workflow's
+    `aggregate` on the archived records gives the claim counts the section states, and TunaMH reaches the
+    0.95 level at the iterations of section 12's table (same chains; only the timing moved)."""
     import subprocess
     import sys
 
@@ -484,15 +484,15 @@ def test_mnist_archive_section_13_claims(tmp_path: Path) -> None:
     held = {c: cl[cl.claim == c].set_index(["data", "step"])["held"] for c in set(cl.claim)}
     assert {c: f"{int(v.sum())}/{len(v)}" for c, v in held.items()} == {
         "tuna_sgld_sooner": "7/8",
-        "minibatch_beats_full": "2/8",
-        "minibatch_beats_full_authors": "7/8",
+        "minibatch_beats_full": "5/8",
+        "minibatch_beats_full_authors": "8/8",
     }
     assert not held["tuna_sgld_sooner"][("mnist_3v5", 0.001)]
-    assert held["minibatch_beats_full_authors"][("mnist_3v5", 0.004)]  # section 12: not held
-    assert not held["minibatch_beats_full_authors"][("mnist_7v9", 0.004)]
+    assert not held["minibatch_beats_full"][("mnist_3v5", 0.004)]
     its = [
         tuple(int(x) for x in re.findall(r"\((\d+) it\)", m))
         for m in cl[cl.claim == "tuna_sgld_sooner"].sort_values(["data", "step"])["measured"]
     ]
-    assert its == [(3200, 6400), (3700, 3300), (1000, 1900), (400, 1100),
+    # best-K Tuna-SGLD vs TunaMH; TunaMH's counts are section 12's (at 3v5 8e-4 the best K is now 20)
+    assert its == [(4200, 6400), (3700, 3300), (1000, 1900), (400, 1100),
                    (2000, 4100), (1700, 2900), (700, 1100), (200, 800)]  # fmt: skip
