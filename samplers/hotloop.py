@@ -210,14 +210,6 @@ def one_dot(X, yi: float, i: int, theta) -> float:
 
 
 @njit(cache=True, fastmath=DOT_FASTMATH)
-def add_quadratic_grad(X, w, beta: float, i: int, theta, coef: float, g) -> None:
-    """``g += coef * grad ll_i(theta)`` for TG / GAUSS (``grad = -beta w (theta - x_i)``)."""
-    cb = coef * beta
-    for j in range(theta.shape[0]):
-        g[j] -= cb * w[j] * (theta[j] - X[i, j])
-
-
-@njit(cache=True, fastmath=DOT_FASTMATH)
 def add_row(X, i: int, coef: float, g) -> None:
     """``g += coef * x_i``."""
     for j in range(g.shape[0]):

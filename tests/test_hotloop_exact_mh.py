@@ -100,9 +100,7 @@ def _fast_grads(t, theta, scale):
     for i in range(n):
         vals[i] = H.ll_grad_one(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta, scale, g[i])
         vals1[i] = H.ll_one(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta)
-        if t.kind == tall.TG or t.kind == tall.GAUSS:
-            H.add_quadratic_grad(t.X, t.w, t.beta, i, theta, scale, g2[i])
-        elif t.kind == tall.RLR:
+        if t.kind == tall.RLR:
             r = H.one_dot(t.X, t.y[i], i, theta)
             H.add_row(t.X, i, scale * t.beta * (t.nu + 1.0) * r / (t.nu + r * r), g2[i])
     return vals, g, vals1, g2
@@ -129,7 +127,7 @@ def test_array_value_and_gradient_equal_loglik_grad_i(name):
     np.testing.assert_array_equal(fv, vals)  # same arithmetic, no fastmath: bit-identical
     np.testing.assert_array_equal(fv1, vals)
     np.testing.assert_array_equal(fg, g)
-    if name in ("tg", "gauss", "rlr"):
+    if name == "rlr":
         np.testing.assert_allclose(fg2, g, rtol=1e-10, atol=1e-14 * np.abs(g).max())
         assert not np.allclose(-fg2, g, rtol=1e-6)  # mutant: wrong sign is caught
     if name == "tg":

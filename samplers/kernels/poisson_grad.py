@@ -24,7 +24,6 @@ from numba import njit
 
 from samplers.hotloop import (
     PREFETCH_AHEAD,
-    add_quadratic_grad,
     add_row,
     ll_grad_one,
     log_accumulate,
@@ -79,6 +78,7 @@ def counts_and_grad(
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
     r = 0.0
+    tmp[:] = 0.0
     for b in range(B):
         if b + SLOT_AHEAD < B:
             prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
@@ -110,12 +110,17 @@ def counts_and_grad(
             kept_r[nk] = rate
             nk += 1
             if kind == TG or kind == GAUSS:
-                add_quadratic_grad(rows, w, beta, i, theta, 1.0 / rate, g)
+                c = 1.0 / rate
+                for j in range(d):
+                    tmp[j] += c * (theta[j] - rows[i, j])
             elif kind == RLR:
                 add_row(rows, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g)
             else:
                 for j in range(d):
                     g[j] += tmp[j] / rate
+    if kind == TG or kind == GAUSS:
+        for j in range(d):
+            g[j] -= beta * w[j] * tmp[j]
     return B, nk, buf, kept_i, kept_r
 
 
@@ -140,6 +145,7 @@ def ratio_and_grad_at(
     s = 0.0
     p = 1.0
     npf = 0
+    tmp[:] = 0.0
     prefetch_first_candidates(rows, X, pk, kept_i, nk)
     for k in range(nk):
         if k + PREFETCH_AHEAD < nk:
@@ -167,12 +173,17 @@ def ratio_and_grad_at(
         rate = a_scale * Mi + ph
         s, p, npf = log_accumulate(s, p, npf, rate / kept_r[k])
         if kind == TG or kind == GAUSS:
-            add_quadratic_grad(rows, w, beta, i, theta_p, 1.0 / rate, g_p)
+            c = 1.0 / rate
+            for j in range(d):
+                tmp[j] += c * (theta_p[j] - rows[i, j])
         elif kind == RLR:
             add_row(rows, i, beta * (nu + 1.0) * r / (nu + r * r) / rate, g_p)
         else:
             for j in range(d):
                 g_p[j] += tmp[j] / rate
+    if kind == TG or kind == GAUSS:
+        for j in range(d):
+            g_p[j] -= beta * w[j] * tmp[j]
     return log_flush(s, p)
 
 
