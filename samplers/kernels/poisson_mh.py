@@ -21,6 +21,8 @@ The helpers :func:`poisson_counts` / :func:`poisson_ratio_at` are shared with Po
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -29,9 +31,9 @@ from samplers.hotloop import (
     log_accumulate,
     log_flush,
     packed,
+    pair_dot,
     pair_quadratic,
     prefetch_row,
-    rlr_pair,
 )
 from samplers.poisson_minibatch import (
     RESOLVE_AHEAD,
@@ -149,6 +151,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     beta = t.beta
     nu = t.nu
     cy = X.shape[1] + ROW_Y
+    crlr = -beta * 0.5 * (nu + 1.0)  # rlr_pair's constant
     pk = packed(kind)
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
@@ -170,8 +173,10 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
         i = buf[b]
         if kind == TG or kind == GAUSS:
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
-        elif kind == RLR:
-            l0, l1 = rlr_pair(rows, rows[i, cy], beta, nu, i, theta, theta_p)
+        elif kind == RLR:  # rlr_pair written out: LLVM does not inline it (a call per candidate)
+            r0, r1 = pair_dot(rows, rows[i, cy], i, theta, theta_p)
+            l0 = crlr * math.log1p(r0 * r0 / nu)
+            l1 = crlr * math.log1p(r1 * r1 / nu)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         sh = rows[i, cs]

@@ -24,11 +24,11 @@ from samplers.hotloop import (
     ll_pair,
     log_accumulate,
     log_flush,
-    logistic_pair,
     packed,
+    pair_dot,
     pair_quadratic,
+    pair_z,
     prefetch_row,
-    rlr_pair,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
 from samplers.poisson_minibatch import (
@@ -43,7 +43,7 @@ from samplers.poisson_minibatch import (
     stage_slot,
 )
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, log_prior
+from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, _log1pexp, log_prior
 
 
 @njit(cache=True)
@@ -73,6 +73,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     beta = t.beta
     nu = t.nu
     cy = X.shape[1] + ROW_Y
+    crlr = -beta * 0.5 * (nu + 1.0)  # rlr_pair's constant
     pk = packed(kind)
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
@@ -95,10 +96,15 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         cm = ci * Md
         if kind == TG or kind == GAUSS:
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
-        elif kind == RLR:
-            l0, l1 = rlr_pair(rows, rows[i, cy], beta, nu, i, theta, theta_p)
-        elif kind == LOGISTIC:
-            l0, l1 = logistic_pair(X, y, beta, i, theta, theta_p)
+        elif kind == RLR:  # rlr_pair written out: LLVM does not inline it (a call per candidate)
+            r0, r1 = pair_dot(rows, rows[i, cy], i, theta, theta_p)
+            l0 = crlr * math.log1p(r0 * r0 / nu)
+            l1 = crlr * math.log1p(r1 * r1 / nu)
+        elif kind == LOGISTIC:  # logistic_pair written out, for the same reason
+            z0, z1 = pair_z(X, i, theta, theta_p)
+            sg = -1.0 if y[i] > 0.5 else 1.0
+            l0 = -beta * _log1pexp(sg * z0)
+            l1 = -beta * _log1pexp(sg * z1)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         # U(theta') - U(theta) = ll(theta) - ll(theta')
