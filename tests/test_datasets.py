@@ -362,6 +362,21 @@ def test_digit_pair_cache(dirs, monkeypatch):
         ds.digit_pair(3, 5, pca=10, data_dir=dirs["data_dir"], cache_dir=dirs["cache_dir"])
 
 
+@needs_mirror
+def test_digit_pair_features_do_not_depend_on_blas_threads(dirs):
+    """The PCA runs on one BLAS thread whatever the caller's setting: the same features bit for bit
+    under 1 and 2 threads (the unpinned code gave different last bits on this 2-core machine)."""
+    from threadpoolctl import threadpool_limits
+
+    kw = dict(data_dir=dirs["data_dir"], mirror=MIRROR, use_cache=False)
+    with threadpool_limits(limits=1, user_api="blas"):
+        r1 = ds.digit_pair(3, 5, **kw)
+    with threadpool_limits(limits=2, user_api="blas"):
+        r2 = ds.digit_pair(3, 5, **kw)
+    for k in ("X_train", "X_test", "components", "explained_variance"):
+        np.testing.assert_array_equal(r1[k], r2[k])
+
+
 def test_digit_pair_bad_args():
     with pytest.raises(ValueError):
         ds.digit_pair(3, 3)

@@ -22,6 +22,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ._cache import cache_path, load_cached, save_cached
 from .fetch import REGISTRY, fetch
@@ -50,6 +51,11 @@ _IDX_DTYPES = {
 MAGIC_IMAGES = 2051  # 0x00000803: ubyte, 3 dims
 MAGIC_LABELS = 2049  # 0x00000801: ubyte, 1 dim
 _CACHE_VERSION = 1
+# The PCA's BLAS products and eigh run on one BLAS thread: OpenBLAS splits a product differently for
+# 1 and 2 threads, which changed the features in the last bits (seen: sha of X_train differs between
+# OPENBLAS_NUM_THREADS=1 and 2), hence the gradient-driven MNIST chains (Tuna-SGLD, MALA, HMC) at
+# rounding level between machines. Recorded in the cache recipe, so caches made before are rebuilt.
+ONE_BLAS_THREAD = 1
 
 # Augmentation used for the MNIST-100k substitute (mnist_1v7(augmented_to=...)).
 AUGMENT_MAX_ROTATION_DEG = 10.0
@@ -135,8 +141,9 @@ def pca_fit(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise ValueError(f"pca={k} must be in 1..{min(n - 1, d)}")
     mean = X.mean(axis=0)
     Xc = X - mean
-    cov = (Xc.T @ Xc) / (n - 1)
-    w, v = np.linalg.eigh(cov)
+    with threadpool_limits(limits=1, user_api="blas"):  # bit-reproducible: see ONE_BLAS_THREAD
+        cov = (Xc.T @ Xc) / (n - 1)
+        w, v = np.linalg.eigh(cov)
     order = np.argsort(w)[::-1][:k]
     comps = v[:, order].T.copy()
     signs = np.sign(comps[np.arange(k), np.abs(comps).argmax(axis=1)])
@@ -170,6 +177,7 @@ def digit_pair(
         "pca": None if pca is None else int(pca),
         "scale": 255,
         "pca_fit": "train-only, centred, covariance eigh, no whitening, no intercept",
+        "blas_threads": ONE_BLAS_THREAD,
         "sources": _source_hashes(),
     }
     path = cache_path(f"mnist_{a}v{b}_pca{pca}", recipe, cache_dir)
@@ -188,8 +196,9 @@ def digit_pair(
         out["X_train"], out["X_test"] = raw["train"], raw["test"]
     else:
         comps, mean, var = pca_fit(raw["train"], int(pca))
-        out["X_train"] = (raw["train"] - mean) @ comps.T
-        out["X_test"] = (raw["test"] - mean) @ comps.T
+        with threadpool_limits(limits=1, user_api="blas"):
+            out["X_train"] = (raw["train"] - mean) @ comps.T
+            out["X_test"] = (raw["test"] - mean) @ comps.T
         out.update(components=comps, mean=mean, explained_variance=var)
     if use_cache:
         save_cached(path, out, recipe)
