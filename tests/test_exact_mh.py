@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy import stats
 
 from samplers import registry
+from samplers.kernels import tuna_mh as TM
 from samplers.targets import tall
 
 FAST = {
@@ -136,3 +138,71 @@ def test_tall_targets_have_consistent_bounds():
     for corner in (np.full(20, 3.0), np.full(20, -3.0)):
         phi = np.array([tall.phi_i(t, i, corner) for i in range(500)])
         assert np.all(phi >= -1e-9 * t.M) and np.all(phi <= t.M * (1 + 1e-9))
+
+
+@njit(cache=True)
+def _tuna_by_steps(t, x0, n_iter, rows, chi, C, sigma, rng, thin, exact):
+    """TunaMH chain as a loop of the compiled step (verify's kernel); ``exact=False`` is a mutant loop
+    that draws one extra uniform after each rejection (a loop consuming the stream differently)."""
+    theta, lp, err, buf, kept_i = TM.tuna_mh_init(t, x0)
+    d = theta.shape[0]
+    samples = np.empty((n_iter // thin, d))
+    acc = np.zeros(n_iter, dtype=np.bool_)
+    nev = np.zeros(n_iter, dtype=np.int64)
+    dev = np.zeros(n_iter, dtype=np.int64)
+    theta_p = np.empty(d)
+    g0 = np.zeros(d)
+    for it in range(n_iter):
+        if err[0] == 0:
+            a, B, de, _, _, buf, kept_i = TM.tuna_mh_step(
+                t, theta, lp, err, buf, kept_i, rows, chi, C, 0, sigma, 0.0, 3, rng, theta_p, g0
+            )
+            if not exact and not a:
+                rng.random()
+            acc[it] = a
+            nev[it] = B
+            dev[it] = de
+        if (it + 1) % thin == 0:
+            samples[(it + 1) // thin - 1] = theta
+    return samples, acc, nev, dev, err
+
+
+@pytest.mark.parametrize(
+    "target,kw,step",
+    [
+        ("truncated_gaussian", {"N": 3000}, 0.3),
+        ("robust_regression", {"N": 3000}, 0.5),
+        ("logistic", {}, 0.02),
+    ],
+)
+def test_tuna_mh_sample_equals_its_step(target, kw, step):
+    """The chain loop writes the step out (docs/performance.md §4.16); it must give the same chains,
+    bit for bit, as a loop of ``tuna_mh_step`` (which verify checks against exact matrices): samples
+    with thinning, acceptances, batch sizes, and the stop at a bound error."""
+    from samplers.methods.exact_mh import tuna_setup
+
+    if target == "logistic":
+        r = np.random.default_rng(3)
+        X = r.standard_normal((2000, 5))
+        y = (X @ np.ones(5) + r.logistic(size=2000) > 0).astype(np.int64)
+        # a Gaussian prior, so a loop that forgot to store the accepted log prior would differ
+        kw = {"data": {"X_train": X, "y_train": y, "X_test": X[:10], "y_test": y[:10]}, "prior_prec": 1.0}
+    pb = registry.build_problem(target, 0, **kw)
+    t = pb.model
+    x0 = registry.run("tuna_mh", pb, 50, 0, step=step).extra["final_state"]
+    cases = [(t, 1e-5), (t._replace(c=t.c * 0.01), 1e-5)]  # second: c_i too small -> bound error
+    for tt, chi in cases:
+        C, rows = tuna_setup(tt, chi)
+        st = TM.tuna_mh_init(tt, x0)
+        out = TM.tuna_mh_sample(tt, *st, 600, rows, chi, C, 0, step, 0.0, 3, np.random.default_rng(7), 3)
+        ref = _tuna_by_steps(tt, x0, 600, rows, chi, C, step, np.random.default_rng(7), 3, True)
+        for a, b in zip(out[:4], ref[:4], strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert st[2][0] == ref[4][0]
+        if tt is t:
+            assert st[2][0] == 0 and 0.05 < out[1].mean() < 0.95
+            # the comparison is sensitive: one extra draw per rejection gives another chain
+            bad = _tuna_by_steps(tt, x0, 600, rows, chi, C, step, np.random.default_rng(7), 3, False)
+            assert not np.array_equal(bad[0], out[0])
+        else:
+            assert st[2][0] != 0 and out[2][-1] == 0  # stopped early
