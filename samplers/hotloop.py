@@ -151,6 +151,18 @@ def _ica_ll(X, i: int, theta, beta: float) -> float:
 
 
 @njit(cache=True, fastmath=DOT_FASTMATH)
+def quadratic_diff(X, v, sp, i: int) -> float:
+    """TG / GAUSS: ``sum_j v_j (sp_j - 2 x_ij)`` with ``v = w (theta - theta')``, ``sp = theta + theta'``,
+    i.e. ``sum_j w_j [(theta_j - x_ij)^2 - (theta'_j - x_ij)^2]`` factorised as a difference of squares:
+    ``ll_i(theta) - ll_i(theta') = -beta/2`` times this. Two flops a coordinate instead of the pair's six,
+    and no cancellation between two large sums (TunaMH needs only the difference)."""
+    q = 0.0
+    for j in range(v.shape[0]):
+        q += v[j] * (sp[j] - 2.0 * X[i, j])
+    return q
+
+
+@njit(cache=True, fastmath=DOT_FASTMATH)
 def pair_quadratic(X, w, beta: float, i: int, theta, theta_p):
     """TG / GAUSS: ``(ll_i(theta), ll_i(theta'))``, row i read once (two accumulators)."""
     s0 = 0.0

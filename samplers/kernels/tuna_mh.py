@@ -26,9 +26,9 @@ from samplers.hotloop import (
     log_flush,
     packed,
     pair_dot,
-    pair_quadratic,
     pair_z,
     prefetch_row,
+    quadratic_diff,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
 from samplers.poisson_minibatch import (
@@ -54,7 +54,9 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     (:func:`samplers.poisson_minibatch.table_rows`).
 
     Returns ``(log_ratio, B, nk, buf, kept_i)``; ``kept_i[:nk]`` is the count multiset (``buf`` is
-    scratch: its head holds the kept ratios on return)."""
+    scratch: its head holds the kept ratios on return; so is the tail of ``kept_i``, 2d float64 past B).
+    TG / GAUSS candidates get U_i(theta') - U_i(theta) from :func:`samplers.hotloop.quadratic_diff`
+    (the difference of squares factorised: 2 flops a coordinate instead of 6)."""
     d = theta.shape[0]
     s2 = 0.0
     for j in range(d):
@@ -64,7 +66,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     if Md == 0.0:
         return 0.0, 0, 0, buf, kept_i
     lam = chi * C * C * Md * Md
-    # hot loop on the arrays (no NamedTuple per call), both U values from one pass over the row,
+    # hot loop on the arrays (no NamedTuple per call), U(theta') - U(theta) from one pass over the row,
     # candidates from the one-pass pipeline (rows prefetched ahead), logs through a running product
     kind = t.kind
     X = t.X
@@ -78,8 +80,16 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
     B, buf, fb, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
-    if B > kept_i.shape[0]:
-        kept_i = np.empty(2 * B, dtype=np.int64)
+    if B + 2 * d > kept_i.shape[0]:
+        kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
+    # TG / GAUSS factors of quadratic_diff (v = w (theta - theta'), sp = theta + theta'), kept as float64
+    # in the tail of kept_i, past the B entries the loop may fill (no allocation per iteration)
+    vs = kept_i[kept_i.shape[0] - 2 * d :].view(np.float64)
+    v = vs[:d]
+    sp = vs[d:]
+    for j in range(d):
+        v[j] = w[j] * (theta[j] - theta_p[j])
+        sp[j] = theta[j] + theta_p[j]
     cc = X.shape[1] + ROW_A
     lam_c = lam / C
     nk = 0
@@ -94,21 +104,19 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         i = buf[b]
         ci = rows[i, cc]
         cm = ci * Md
-        if kind == TG or kind == GAUSS:
-            l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
+        # du = U(theta') - U(theta) = ll(theta) - ll(theta')
+        if kind == TG or kind == GAUSS:  # the difference of squares, factorised (docs/performance.md §4.16)
+            du = -0.5 * beta * quadratic_diff(rows, v, sp, i)
         elif kind == RLR:  # rlr_pair written out: LLVM does not inline it (a call per candidate)
             r0, r1 = pair_dot(rows, rows[i, cy], i, theta, theta_p)
-            l0 = crlr * math.log1p(r0 * r0 / nu)
-            l1 = crlr * math.log1p(r1 * r1 / nu)
+            du = crlr * math.log1p(r0 * r0 / nu) - crlr * math.log1p(r1 * r1 / nu)
         elif kind == LOGISTIC:  # logistic_pair written out, for the same reason
             z0, z1 = pair_z(X, i, theta, theta_p)
             sg = -1.0 if y[i] > 0.5 else 1.0
-            l0 = -beta * _log1pexp(sg * z0)
-            l1 = -beta * _log1pexp(sg * z1)
+            du = -beta * _log1pexp(sg * z0) + beta * _log1pexp(sg * z1)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
-        # U(theta') - U(theta) = ll(theta) - ll(theta')
-        du = l0 - l1
+            du = l0 - l1
         if abs(du) > cm * (1.0 + 1e-9) + 1e-12:
             err[0] = ERR_TUNA_BOUND
             err[1] = i
