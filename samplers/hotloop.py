@@ -163,6 +163,20 @@ def quadratic_diff(X, v, sp, i: int) -> float:
 
 
 @njit(cache=True, fastmath=DOT_FASTMATH)
+def dot_and_diff(X, yi: float, i: int, theta_p, v):
+    """``(y_i - x_i^T theta', x_i^T v)`` in one pass over row i; with ``v = theta - theta'`` the second is
+    ``r(theta) - r(theta')`` of the residuals ``r = y_i - x_i^T theta``, without the cancellation of
+    subtracting them (RLR: TunaMH's U_i(theta') - U_i(theta) with one log1p, docs/performance.md §4.16)."""
+    r1 = yi
+    e = 0.0
+    for j in range(v.shape[0]):
+        x = X[i, j]
+        r1 -= theta_p[j] * x
+        e += v[j] * x
+    return r1, e
+
+
+@njit(cache=True, fastmath=DOT_FASTMATH)
 def pair_quadratic(X, w, beta: float, i: int, theta, theta_p):
     """TG / GAUSS: ``(ll_i(theta), ll_i(theta'))``, row i read once (two accumulators)."""
     s0 = 0.0

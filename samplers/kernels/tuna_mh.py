@@ -21,11 +21,11 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
+    dot_and_diff,
     ll_pair,
     log_accumulate,
     log_flush,
     packed,
-    pair_dot,
     pair_z,
     prefetch_row,
     quadratic_diff,
@@ -82,13 +82,15 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     B, buf, fb, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
     if B + 2 * d > kept_i.shape[0]:
         kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
-    # TG / GAUSS factors of quadratic_diff (v = w (theta - theta'), sp = theta + theta'), kept as float64
-    # in the tail of kept_i, past the B entries the loop may fill (no allocation per iteration)
+    # factors of quadratic_diff (TG / GAUSS: v = w (theta - theta'), sp = theta + theta') and of
+    # dot_and_diff (RLR: v = theta - theta'), as float64 in the tail of kept_i, past the B entries the
+    # loop may fill (no allocation per iteration)
     vs = kept_i[kept_i.shape[0] - 2 * d :].view(np.float64)
     v = vs[:d]
     sp = vs[d:]
+    quad = kind == TG or kind == GAUSS
     for j in range(d):
-        v[j] = w[j] * (theta[j] - theta_p[j])
+        v[j] = (w[j] if quad else 1.0) * (theta[j] - theta_p[j])
         sp[j] = theta[j] + theta_p[j]
     cc = X.shape[1] + ROW_A
     lam_c = lam / C
@@ -105,12 +107,12 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         ci = rows[i, cc]
         cm = ci * Md
         # du = U(theta') - U(theta) = ll(theta) - ll(theta')
-        if kind == TG or kind == GAUSS:  # the difference of squares, factorised (docs/performance.md §4.16)
+        if quad:  # the difference of squares, factorised (docs/performance.md §4.16)
             du = -0.5 * beta * quadratic_diff(rows, v, sp, i)
-        elif kind == RLR:  # rlr_pair written out: LLVM does not inline it (a call per candidate)
-            r0, r1 = pair_dot(rows, rows[i, cy], i, theta, theta_p)
-            du = crlr * math.log1p(r0 * r0 / nu) - crlr * math.log1p(r1 * r1 / nu)
-        elif kind == LOGISTIC:  # logistic_pair written out, for the same reason
+        elif kind == RLR:  # crlr log[(nu + r0^2) / (nu + r1^2)], one log1p; r0 - r1 = -e (§4.16)
+            r1, e = dot_and_diff(rows, rows[i, cy], i, theta_p, v)
+            du = crlr * math.log1p(e * (e - 2.0 * r1) / (nu + r1 * r1))
+        elif kind == LOGISTIC:  # logistic_pair written out (LLVM does not inline it: a call per candidate)
             z0, z1 = pair_z(X, i, theta, theta_p)
             sg = -1.0 if y[i] > 0.5 else 1.0
             du = -beta * _log1pexp(sg * z0) + beta * _log1pexp(sg * z1)
