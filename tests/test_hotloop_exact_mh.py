@@ -495,3 +495,37 @@ def test_poisson_grad_passes_match_reference(name, N):
         np.testing.assert_allclose(g, gr, rtol=1e-9, atol=1e-12 * scale)
         np.testing.assert_allclose(g_p, gpr, rtol=1e-9, atol=1e-12 * scale)
         assert not np.allclose(g_p, gr, rtol=1e-6)  # mutant: gradient at the wrong point is caught
+
+
+def test_tuna_differences_are_accurate_for_close_points():
+    """TunaMH's U_i(theta') - U_i(theta) (docs/performance.md §4.16): the factorised forms against exact
+    rational arithmetic, theta' = theta + 1e-9 xi. TG: sum_j w_j [(theta - x)^2 - (theta' - x)^2]; RLR:
+    r(theta)^2 - r(theta')^2 = e (e - 2 r1). Both within 1e-12 relative (measured 2e-14 / 7e-16); the
+    naive difference of the two sums (the mutant, as the pair helpers compute it) is off by 3e-5 here."""
+    from fractions import Fraction as F
+
+    rng = np.random.default_rng(5)
+    d = 20
+    X = rng.normal(2.0, 1.0, (50, d))
+    yv = rng.normal(0.0, 3.0, 50)
+    w = rng.uniform(0.5, 2.0, d)
+    theta = rng.normal(2.0, 0.5, d)
+    theta_p = theta + 1e-9 * rng.standard_normal(d)
+    v = w * (theta - theta_p)
+    sp = theta + theta_p
+    u = theta - theta_p
+    worst_tg = worst_rlr = worst_naive = 0.0
+    for i in range(X.shape[0]):
+        xs, ts, tps = [F(float(a)) for a in X[i]], [F(float(a)) for a in theta], [F(float(a)) for a in theta_p]
+        exact = sum(F(float(w[j])) * ((ts[j] - xs[j]) ** 2 - (tps[j] - xs[j]) ** 2) for j in range(d))
+        got = H.quadratic_diff(X, v, sp, i)
+        worst_tg = max(worst_tg, abs(float((F(got) - exact) / exact)))
+        s0, s1 = H.pair_quadratic(X, w, 1.0, i, theta, theta_p)  # = -1/2 the two sums
+        worst_naive = max(worst_naive, abs(float((F(-2.0 * s0) - F(-2.0 * s1) - exact) / exact)))
+        r0 = F(float(yv[i])) - sum(ts[j] * xs[j] for j in range(d))
+        r1x = F(float(yv[i])) - sum(tps[j] * xs[j] for j in range(d))
+        exact_r = r0 * r0 - r1x * r1x
+        r1, e = H.dot_and_diff(X, float(yv[i]), i, theta_p, u)
+        worst_rlr = max(worst_rlr, abs(float((F(e * (e - 2.0 * r1)) - exact_r) / exact_r)))
+    assert worst_tg < 1e-12 and worst_rlr < 1e-12, (worst_tg, worst_rlr)
+    assert worst_naive > 1e-9, worst_naive  # the cancellation the factorisation avoids
