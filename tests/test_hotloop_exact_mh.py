@@ -516,7 +516,7 @@ def test_tuna_differences_are_accurate_for_close_points():
     u = theta - theta_p
     worst_tg = worst_rlr = worst_naive = 0.0
     for i in range(X.shape[0]):
-        xs, ts, tps = [F(float(a)) for a in X[i]], [F(float(a)) for a in theta], [F(float(a)) for a in theta_p]
+        xs, ts, tps = ([F(float(a)) for a in z] for z in (X[i], theta, theta_p))
         exact = sum(F(float(w[j])) * ((ts[j] - xs[j]) ** 2 - (tps[j] - xs[j]) ** 2) for j in range(d))
         got = H.quadratic_diff(X, v, sp, i)
         worst_tg = max(worst_tg, abs(float((F(got) - exact) / exact)))
