@@ -218,7 +218,7 @@ def tuna_mh_sample(
     The body is :func:`tuna_mh_step` written out, not called: binding the step's 16 arguments (Numba
     IR inlining, or a call) cost an NRT incref / decref pair per array argument per iteration, ~0.12 µs
     (TG fixed part 0.78 -> 0.66 µs, RR iteration 1.42 -> 1.30 µs: docs/performance.md §4.16).
-    ``tests/test_exact_mh_kernels.py::test_tuna_mh_sample_equals_its_step`` checks that the two give
+    ``tests/test_exact_mh.py::test_tuna_mh_sample_equals_its_step`` checks that the two give
     the same chains bit for bit, so verify's checks of the step hold for this loop."""
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
