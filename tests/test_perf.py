@@ -418,3 +418,22 @@ def test_expanded_form_computes_the_kernels_ratio_and_sum():
     )
     r = ef.measure(2_000, rounds=1, budget=0.01)
     assert all(np.isfinite(v) and v > 0 for k, v in r.items() if k.endswith("_ns"))
+
+
+@pytest.mark.parametrize("target", ["truncated_gaussian", "robust_regression"])
+def test_difference_twin_sums_the_log_likelihood_difference(target):
+    """bench.difference_twin's full-batch loop (TunaMH's per-candidate arithmetic over all data) equals
+    loglik_sum(theta') - loglik_sum(theta); with the points swapped (mutant) the sign flips."""
+    from bench.difference_twin import sum_diff
+    from bench.perf import _problem
+    from samplers.targets.tall import loglik_sum
+
+    t = _problem(target, 2_000).model
+    d = t.X.shape[1]
+    theta = np.linspace(-0.5, 0.5, d)
+    theta_p = theta + 0.01 * np.cos(np.arange(d))
+    want = loglik_sum(t, theta_p) - loglik_sum(t, theta)
+    assert abs(want) > 1e-6
+    got = sum_diff(t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p)
+    assert got == pytest.approx(want, rel=1e-9)
+    assert sum_diff(t.kind, t.X, t.y, t.w, t.beta, t.nu, theta_p, theta) != pytest.approx(want, rel=1e-3)
