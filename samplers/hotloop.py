@@ -177,6 +177,39 @@ def dot_and_diff(X, yi: float, i: int, theta_p, v):
 
 
 @njit(cache=True, fastmath=DOT_FASTMATH)
+def z_and_diff(X, i: int, theta_p, v):
+    """``(x_i^T theta', x_i^T v)`` in one pass over row i (logistic: with ``v = theta - theta'`` the second
+    is ``z(theta) - z(theta')`` without subtracting the two)."""
+    z1 = 0.0
+    e = 0.0
+    for j in range(v.shape[0]):
+        x = X[i, j]
+        z1 += theta_p[j] * x
+        e += v[j] * x
+    return z1, e
+
+
+@njit(cache=True)
+def log1pexp_diff(b: float, dl: float) -> float:
+    """``f(b + dl) - f(b)`` for ``f(z) = log(1 + e^z)``, as ``log1p(sigmoid(lo) expm1(|dl|))`` signed,
+    ``lo = min(b, b + dl)`` (one log instead of two, accurate for small ``dl``; the increment is taken
+    upwards so the log1p argument is >= 0); the direct difference when ``|dl| > 30``."""
+    if abs(dl) > 30.0:
+        return _log1pexp(b + dl) - _log1pexp(b)
+    lo = b
+    sgn = 1.0
+    if dl < 0.0:
+        lo = b + dl
+        sgn = -1.0
+    if lo >= 0.0:
+        s = 1.0 / (1.0 + math.exp(-lo))
+    else:
+        el = math.exp(lo)
+        s = el / (1.0 + el)
+    return sgn * math.log1p(s * math.expm1(abs(dl)))
+
+
+@njit(cache=True, fastmath=DOT_FASTMATH)
 def pair_quadratic(X, w, beta: float, i: int, theta, theta_p):
     """TG / GAUSS: ``(ll_i(theta), ll_i(theta'))``, row i read once (two accumulators)."""
     s0 = 0.0

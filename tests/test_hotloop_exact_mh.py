@@ -529,3 +529,32 @@ def test_tuna_differences_are_accurate_for_close_points():
         worst_rlr = max(worst_rlr, abs(float((F(e * (e - 2.0 * r1)) - exact_r) / exact_r)))
     assert worst_tg < 1e-12 and worst_rlr < 1e-12, (worst_tg, worst_rlr)
     assert worst_naive > 1e-9, worst_naive  # the cancellation the factorisation avoids
+
+
+def test_log1pexp_difference_is_accurate():
+    """TunaMH's logistic difference f(b + dl) - f(b), f(z) = log(1 + e^z), with one log (§4.16) against
+    60-digit decimal arithmetic over b in [-40, 40] and dl from 1e-9 to 35 (the last past the direct
+    fallback at |dl| > 30): relative error < 1e-12. The direct difference of the two logs (mutant) is off
+    by far more for small dl; ``z_and_diff`` returns (x^T theta', x^T (theta - theta'))."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+
+    def exact(b: float, dl: float) -> float:
+        one = Decimal(1)
+        return float((one + (Decimal(b) + Decimal(dl)).exp()).ln() - (one + Decimal(b).exp()).ln())
+
+    worst = worst_naive = 0.0
+    for b in np.linspace(-40.0, 40.0, 41):
+        for dl in (1e-9, -1e-9, 1e-4, -3e-3, 0.7, -1.3, 25.0, -28.0, 35.0, -35.0):
+            want = exact(float(b), dl)
+            worst = max(worst, abs(H.log1pexp_diff(float(b), dl) - want) / abs(want))
+            naive = tall._log1pexp(float(b) + dl) - tall._log1pexp(float(b))
+            worst_naive = max(worst_naive, abs(naive - want) / abs(want))
+    assert worst < 1e-12, worst
+    assert worst_naive > 1e-6, worst_naive
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((3, 7))
+    th, tp = rng.standard_normal(7), rng.standard_normal(7)
+    z1, e = H.z_and_diff(X, 1, tp, th - tp)
+    assert z1 == pytest.approx(X[1] @ tp, rel=1e-12) and e == pytest.approx(X[1] @ (th - tp), rel=1e-12)

@@ -23,12 +23,13 @@ from numba import njit
 from samplers.hotloop import (
     dot_and_diff,
     ll_pair,
+    log1pexp_diff,
     log_accumulate,
     log_flush,
     packed,
-    pair_z,
     prefetch_row,
     quadratic_diff,
+    z_and_diff,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
 from samplers.poisson_minibatch import (
@@ -43,7 +44,7 @@ from samplers.poisson_minibatch import (
     stage_slot,
 )
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, _log1pexp, log_prior
+from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, log_prior
 
 
 @njit(cache=True)
@@ -83,8 +84,8 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     if B + 2 * d > kept_i.shape[0]:
         kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
     # factors of quadratic_diff (TG / GAUSS: v = w (theta - theta'), sp = theta + theta') and of
-    # dot_and_diff (RLR: v = theta - theta'), as float64 in the tail of kept_i, past the B entries the
-    # loop may fill (no allocation per iteration)
+    # dot_and_diff / z_and_diff (RLR, logistic: v = theta - theta'), as float64 in the tail of kept_i,
+    # past the B entries the loop may fill (no allocation per iteration)
     vs = kept_i[kept_i.shape[0] - 2 * d :].view(np.float64)
     v = vs[:d]
     sp = vs[d:]
@@ -112,10 +113,10 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         elif kind == RLR:  # crlr log[(nu + r0^2) / (nu + r1^2)], one log1p; r0 - r1 = -e (§4.16)
             r1, e = dot_and_diff(rows, rows[i, cy], i, theta_p, v)
             du = crlr * math.log1p(e * (e - 2.0 * r1) / (nu + r1 * r1))
-        elif kind == LOGISTIC:  # logistic_pair written out (LLVM does not inline it: a call per candidate)
-            z0, z1 = pair_z(X, i, theta, theta_p)
+        elif kind == LOGISTIC:  # -beta [f(sg z0) - f(sg z1)], f(z) = log(1 + e^z), with one log (§4.16)
+            z1, e = z_and_diff(X, i, theta_p, v)
             sg = -1.0 if y[i] > 0.5 else 1.0
-            du = -beta * _log1pexp(sg * z0) + beta * _log1pexp(sg * z1)
+            du = -beta * log1pexp_diff(sg * z1, sg * e)
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
             du = l0 - l1
