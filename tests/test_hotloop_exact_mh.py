@@ -535,7 +535,7 @@ def test_log1pexp_difference_is_accurate():
     """TunaMH's logistic difference f(b + dl) - f(b), f(z) = log(1 + e^z), with one log (§4.16) against
     60-digit decimal arithmetic over b in [-40, 40] and dl from 1e-9 to 35 (the last past the direct
     fallback at |dl| > 30): relative error < 1e-12. The direct difference of the two logs (mutant) is off
-    by far more for small dl; ``z_and_diff`` returns (x^T theta', x^T (theta - theta'))."""
+    by far more for small dl; ``pair_z(X, i, theta', theta - theta')`` gives TunaMH (z', z - z')."""
     from decimal import Decimal, getcontext
 
     getcontext().prec = 60
@@ -556,5 +556,5 @@ def test_log1pexp_difference_is_accurate():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((3, 7))
     th, tp = rng.standard_normal(7), rng.standard_normal(7)
-    z1, e = H.z_and_diff(X, 1, tp, th - tp)
+    z1, e = H.pair_z(X, 1, tp, th - tp)
     assert z1 == pytest.approx(X[1] @ tp, rel=1e-12) and e == pytest.approx(X[1] @ (th - tp), rel=1e-12)

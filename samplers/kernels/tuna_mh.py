@@ -27,9 +27,9 @@ from samplers.hotloop import (
     log_accumulate,
     log_flush,
     packed,
+    pair_z,
     prefetch_row,
     quadratic_diff,
-    z_and_diff,
 )
 from samplers.kernels.poisson_mh import ERR_TUNA_BOUND
 from samplers.poisson_minibatch import (
@@ -84,7 +84,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     if B + 2 * d > kept_i.shape[0]:
         kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
     # factors of quadratic_diff (TG / GAUSS: v = w (theta - theta'), sp = theta + theta') and of
-    # dot_and_diff / z_and_diff (RLR, logistic: v = theta - theta'), as float64 in the tail of kept_i,
+    # dot_and_diff / pair_z (RLR, logistic: v = theta - theta'), as float64 in the tail of kept_i,
     # past the B entries the loop may fill (no allocation per iteration)
     vs = kept_i[kept_i.shape[0] - 2 * d :].view(np.float64)
     v = vs[:d]
@@ -114,7 +114,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
             r1, e = dot_and_diff(rows, rows[i, cy], i, theta_p, v)
             du = crlr * math.log1p(e * (e - 2.0 * r1) / (nu + r1 * r1))
         elif kind == LOGISTIC:  # -beta [f(sg z0) - f(sg z1)], f(z) = log(1 + e^z), with one log (§4.16)
-            z1, e = z_and_diff(X, i, theta_p, v)
+            z1, e = pair_z(X, i, theta_p, v)  # (x^T theta', x^T (theta - theta'))
             sg = -1.0 if y[i] > 0.5 else 1.0
             du = -beta * log1pexp_diff(sg * z1, sg * e)
         else:
