@@ -2,7 +2,8 @@
 
 Since session 28 TunaMH (seed 001 Alg. 6) computes each candidate's U_i(theta') - U_i(theta) directly:
 the factorised difference of squares on the truncated Gaussian (:func:`samplers.hotloop.quadratic_diff`,
-2 flops a coordinate) and one ``log1p`` on robust regression (:func:`samplers.hotloop.dot_and_diff`).
+2 flops a coordinate) and one ``log1p`` on robust regression (:func:`samplers.hotloop.pair_z` on theta',
+theta - theta').
 The efficiency target compares an iteration with the full-batch twin's (docs/performance.md §4.10):
 the authors' twin recomputes log pi at theta and theta' (two sums), the cached twin evaluates one sum at
 theta'. A full-batch MH needs only the difference too, so a twin written like TunaMH's candidates sums

@@ -162,20 +162,6 @@ def quadratic_diff(X, v, sp, i: int) -> float:
     return q
 
 
-@njit(cache=True, fastmath=DOT_FASTMATH)
-def dot_and_diff(X, yi: float, i: int, theta_p, v):
-    """``(y_i - x_i^T theta', x_i^T v)`` in one pass over row i; with ``v = theta - theta'`` the second is
-    ``r(theta) - r(theta')`` of the residuals ``r = y_i - x_i^T theta``, without the cancellation of
-    subtracting them (RLR: TunaMH's U_i(theta') - U_i(theta) with one log1p, docs/performance.md §4.16)."""
-    r1 = yi
-    e = 0.0
-    for j in range(v.shape[0]):
-        x = X[i, j]
-        r1 -= theta_p[j] * x
-        e += v[j] * x
-    return r1, e
-
-
 @njit(cache=True, inline="always")
 def log1pexp_diff(b: float, dl: float) -> float:
     """``f(b + dl) - f(b)`` for ``f(z) = log(1 + e^z)``, as ``log1p(sigmoid(lo) expm1(|dl|))`` signed,
@@ -228,7 +214,8 @@ def pair_dot(X, yi: float, i: int, theta, theta_p):
 @njit(cache=True, fastmath=DOT_FASTMATH)
 def pair_z(X, i: int, theta, theta_p):
     """``(x_i^T theta, x_i^T theta')`` (logistic), row i read once; any two vectors (TunaMH passes theta'
-    and ``theta - theta'`` for z(theta') and z(theta) - z(theta') without subtracting two sums)."""
+    and ``theta - theta'``: x^T theta' and the difference x^T theta - x^T theta' without subtracting two
+    sums, for its logistic and RLR differences)."""
     z0 = 0.0
     z1 = 0.0
     for j in range(theta.shape[0]):

@@ -21,7 +21,6 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
-    dot_and_diff,
     ll_pair,
     log1pexp_diff,
     log_accumulate,
@@ -84,7 +83,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     if B + 2 * d > kept_i.shape[0]:
         kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
     # factors of quadratic_diff (TG / GAUSS: v = w (theta - theta'), sp = theta + theta') and of
-    # dot_and_diff / pair_z (RLR, logistic: v = theta - theta'), as float64 in the tail of kept_i,
+    # pair_z (RLR, logistic: v = theta - theta'), as float64 in the tail of kept_i,
     # past the B entries the loop may fill (no allocation per iteration)
     vs = kept_i[kept_i.shape[0] - 2 * d :].view(np.float64)
     v = vs[:d]
@@ -111,7 +110,8 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         if quad:  # the difference of squares, factorised (docs/performance.md §4.16)
             du = -0.5 * beta * quadratic_diff(rows, v, sp, i)
         elif kind == RLR:  # crlr log[(nu + r0^2) / (nu + r1^2)], one log1p; r0 - r1 = -e (§4.16)
-            r1, e = dot_and_diff(rows, rows[i, cy], i, theta_p, v)
+            z1, e = pair_z(rows, i, theta_p, v)  # (x^T theta', x^T (theta - theta') = r1 - r0)
+            r1 = rows[i, cy] - z1
             du = crlr * math.log1p(e * (e - 2.0 * r1) / (nu + r1 * r1))
         elif kind == LOGISTIC:  # -beta [f(sg z0) - f(sg z1)], f(z) = log(1 + e^z), with one log (§4.16)
             z1, e = pair_z(X, i, theta_p, v)  # (x^T theta', x^T (theta - theta'))
