@@ -274,9 +274,22 @@ def run_one(
         "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "python": platform.python_version(),
+        **compile_target(),
     }
     atomic_write_text(out, json.dumps(rec, default=_jsonable, indent=1) + "\n")
     return rec
+
+
+def compile_target() -> dict[str, str]:
+    """What the kernels were compiled for: Numba's version and the CPU LLVM targets (``NUMBA_CPU_NAME``
+    if set, else the host's). Loops compiled with reassociation vectorise for that CPU, so a chain is
+    bit-identical on one target, not across them (docs/architecture.md, "Seeds and reproducibility";
+    exact_mh.md section 28: one commit gave other Poisson-MALA chains at rounding level on two VMs)."""
+    import llvmlite.binding as llvm
+    import numba
+    from numba.core import config
+
+    return {"numba": numba.__version__, "cpu": config.CPU_NAME or llvm.get_host_cpu_name()}
 
 
 def load_record(path: str | os.PathLike) -> dict:

@@ -240,6 +240,12 @@ def test_run_one_record_and_atomic_write(tmp_path, monkeypatch):
         assert row[k] == disk[k]
     assert row["arr"] == [0, 1] and disk["seed"] == C.seed_label(C.cell_seed(3, "fake_exp", "c1"))
     assert disk["config_hash"] == C.cell_config_hash(exp, "smoke", s, {"cell": "c1", "i": 1})
+    import llvmlite.binding as llvm
+    import numba
+    from numba.core import config
+
+    cpu = config.CPU_NAME or llvm.get_host_cpu_name()  # the compile target is recorded with the chain
+    assert disk["numba"] == numba.__version__ and disk["cpu"] == cpu != ""
     assert oct(out.stat().st_mode & 0o777) != "0o600"
     # a write interrupted before the rename leaves the old record intact and no temp file
     before = out.read_text()
