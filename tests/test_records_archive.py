@@ -374,8 +374,9 @@ TG_ARCHIVES_S29_AB = ("exact_mh_tg_s29_ab_new.tar.xz", "exact_mh_tg_s29_ab_old_k
 
 
 def _check_same_chains_but_poisson_mala(new: dict[str, dict], old: dict[str, dict]) -> None:
-    """``new`` holds ``old``'s chains in every cell but Poisson-MALA's, whose gradient rounds differently
-    since `2668b2b` (docs/performance.md §4.16): same seed and E[B] to 1e-3, another chain."""
+    """``new`` holds ``old``'s chains in every cell but Poisson-MALA's, whose chain moves at rounding level
+    with its gradient's summation order (`2668b2b`, docs/performance.md §4.16) and with the CPU the kernels
+    are compiled for (section 28): same seed and E[B] to 1e-3, another chain."""
     assert set(new) == set(old)
     for name, a in new.items():
         if name.startswith("poisson_mala_"):
