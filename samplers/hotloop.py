@@ -42,6 +42,7 @@ from samplers.targets.tall import (
     TG,
     _log1pexp,
     _log_logistic_density,
+    _sigmoid,
 )
 
 LOG_EVERY = 32
@@ -175,12 +176,7 @@ def log1pexp_diff(b: float, dl: float) -> float:
     if dl < 0.0:
         lo = b + dl
         sgn = -1.0
-    if lo >= 0.0:
-        s = 1.0 / (1.0 + math.exp(-lo))
-    else:
-        el = math.exp(lo)
-        s = el / (1.0 + el)
-    return sgn * math.log1p(s * math.expm1(abs(dl)))
+    return sgn * math.log1p(_sigmoid(lo) * math.expm1(abs(dl)))
 
 
 @njit(cache=True, fastmath=DOT_FASTMATH)
@@ -365,7 +361,7 @@ def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale
         z = 0.0
         for j in range(d):
             z += theta[j] * X[i, j]
-        h = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        h = _sigmoid(z)
         g = beta * (y[i] - h)
         for j in range(d):
             out[j] += scale * g * X[i, j]

@@ -80,6 +80,15 @@ def _log1pexp(z: float) -> float:
     return math.log1p(math.exp(z))
 
 
+@njit(cache=True, inline="always")
+def _sigmoid(z: float) -> float:
+    """``1 / (1 + e^-z)`` without overflow for either sign (scalars only: inlined at the Numba IR level)."""
+    if z >= 0.0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
 @njit(cache=True)
 def _log_logistic_density(y: float) -> float:
     """log[1 / (4 cosh^2(y/2))] = -|y| - 2 log(1 + e^{-|y|}) (stable)."""
@@ -163,7 +172,7 @@ def loglik_grad_i(t: TallData, i: int, theta: np.ndarray, scale: float, out: np.
         z = 0.0
         for j in range(d):
             z += theta[j] * t.X[i, j]
-        h = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        h = _sigmoid(z)
         g = t.beta * (t.y[i] - h)
         for j in range(d):
             out[j] += scale * g * t.X[i, j]
@@ -374,7 +383,7 @@ def _sum_logistic(X, y, theta, beta, out, want_grad):
         else:
             s -= _log1pexp(z)
         if want_grad:
-            h = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+            h = _sigmoid(z)
             g = beta * (y[i] - h)
             for j in range(d):
                 out[j] += g * X[i, j]
