@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -62,10 +63,10 @@ def _ess_row(
     }
 
 
-def _tg_records(root: Path, meds: dict[str, float], sgld_ks: float = 0.2) -> Path:
+def _tg_records(root: Path, meds: dict[str, float], sgld_ks: float = 0.2, runs=(0, 1)) -> Path:
     d = root / "cells" / "exact_mh_tg"
     d.mkdir(parents=True)
-    for run in (0, 1):
+    for run in runs:
         for m, med in meds.items():
             for rate in X.RATES:
                 full = not m.startswith("poisson")
@@ -124,6 +125,17 @@ def test_mean_se_and_paper_column(tmp_path: Path) -> None:
     assert R.mean_se([1.0, 2.0, 6.0]) == pytest.approx((3.0, np.std([1, 2, 6], ddof=1) / math.sqrt(3)))
     text, claims = R.build_report(root)
     assert "81 ± 1" in text and X.P_TG["poisson_mala"][1] in text and X.P_KS["sgld"][0] in text
+
+
+def test_per_run_entries_are_labelled_by_run_id(tmp_path: Path) -> None:
+    """Records of runs 40-41 only (a later sitting's slice): every claim's per-run column, the ESS
+    claims as the KS and speed-up ones, names runs 40 and 41, not positions 0 and 1."""
+    text, claims = R.build_report(_tg_records(tmp_path, BASE, runs=(40, 41)))
+    tables = {c["table"] for c in claims}
+    assert {"TG Table 3", "TG Table 4", "TG"} <= tables
+    for c in claims:
+        assert re.findall(r"run(\d+):", c["per_run"]) == ["40", "41"], c
+    assert "run0:" not in text and "run1:" not in text
 
 
 def test_claims_hold_then_flip_under_perturbation(tmp_path: Path) -> None:

@@ -326,8 +326,8 @@ def ks_markdown(df: pd.DataFrame) -> str:
 def _claim(
     table: str, claim: str, rate, metric: str, measured: str, paper: str, held: bool, runs: list
 ) -> dict:
-    # ``runs``: per run ``(text, held)`` (run = position) or ``(run, (text, held))``; held None = undecided
-    runs = [r if isinstance(r[0], (int, np.integer)) else (k, r) for k, r in enumerate(runs)]
+    # ``runs``: per run ``(run id, (text, held))``, labelled by the run's id (not its position, so runs
+    # 40-99 read run40..run99); held None = undecided
     n_ok = sum(h is not None and bool(h) for _, (_, h) in runs)
     n_dec = sum(h is not None for _, (_, h) in runs)
     per_run = "; ".join(f"run{k}: {txt}" for k, (txt, _) in runs) if runs else "-"
@@ -532,7 +532,7 @@ def ks_claim(df: pd.DataFrame) -> dict | None:
         s, p = sg[sg["run"] == run]["ks_max"], po[po["run"] == run]["ks_max"]
         if len(s) and len(p):
             r = float(s.max() / p.max())
-            runs.append((f"x{r:.2f}" + (" ✓" if r >= KS_FACTOR else " ✗"), r >= KS_FACTOR))
+            runs.append((int(run), (f"x{r:.2f}" + (" ✓" if r >= KS_FACTOR else " ✗"), r >= KS_FACTOR)))
     p_sg = max(parse_paper(v)[2] for v in X.P_KS["sgld"])
     p_po = max(parse_paper(v)[2] for m in MINI for v in X.P_KS[m])
     return _claim(
@@ -563,7 +563,8 @@ def speedup_rows(df: pd.DataFrame, n_data: int, time_col: str) -> list[dict]:
             for run in sorted(set(a["run"]) & set(b["run"])):
                 ar, br = a[a["run"] == run], b[b["run"] == run]
                 e = float(br[time_col].mean() / ar[time_col].mean()) / (n_data / ar["mean_batch"].mean())
-                runs.append((f"{e:.2f}" + (" ✓" if e >= SPEEDUP_FRACTION else " ✗"), e >= SPEEDUP_FRACTION))
+                ok = e >= SPEEDUP_FRACTION
+                runs.append((int(run), (f"{e:.2f}" + (" ✓" if ok else " ✗"), ok)))
             rows.append(
                 {
                     "pair": f"{_label(mini)} / {_label(full)}",
@@ -587,7 +588,7 @@ def speedup_markdown(rows: list[dict]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        pr = "; ".join(t for t, _ in r["runs"])
+        pr = "; ".join(t for _, (t, _) in r["runs"])
         lines.append(
             f"| {r['pair']} | {_rate(r['rate'])} | {r['eb_n']:.4f} | {r['ideal']:.1f} | {r['ms_full']:.3f} "
             f"| {r['ms_mini']:.3f} | {r['speedup']:.2f} | {r['eff']:.3f} | {pr} |"
