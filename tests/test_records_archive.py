@@ -344,6 +344,17 @@ def _check_chains_against_1b1b63a(archive: str, runs: range, same_prefix: int) -
             _assert_same_chain(name, a, old[name], b_from_1b1b63a=True)
 
 
+def _check_tg_earlier_runs_kept(every: list[dict], earlier: list[dict], runs: int) -> None:
+    """Every TG claim of the combined report ``every`` has, for runs 0..``runs``-1, the per-run verdicts and
+    values of the ``earlier`` report of those runs alone (each run's claims use its own cells only)."""
+    key = lambda c: (c["table"], c["claim"], c["rate"], c["metric"])  # noqa: E731
+    first = {key(c): c["per_run"] for c in earlier}
+    tg = [c for c in every if c["table"].startswith("TG")]
+    assert len(tg) == len(first) == 46
+    for c in tg:
+        assert _first_runs(c["per_run"], runs) == first[key(c)].split("; ")
+
+
 def test_tg_archives_section_23_runs_60_to_99_and_all_100() -> None:
     """Section 23: runs 60-99 timed like section 22's runs 0-59 (same code, same VM), completing the paper's
     100 runs on the code on main. Runs 60-99 alone and all 100 give section 15's verdicts, with the counts
@@ -356,13 +367,7 @@ def test_tg_archives_section_23_runs_60_to_99_and_all_100() -> None:
     text_all, every = _report(*TG_ARCHIVES_PIPELINE)
     counts = (["77/100", "95/100", "91/100"], ["99/100", "83/100", "4/100"], ["5/100", "0/100", "0/100"])
     _check_tg_counts(text_all, every, 2800, *counts, ks="x2.70", ks_runs="80/100")
-    earlier = _report(TG_ARCHIVES_PIPELINE[0])[1]
-    key = lambda c: (c["table"], c["claim"], c["rate"], c["metric"])  # noqa: E731
-    first = {key(c): c["per_run"] for c in earlier}
-    tg = [c for c in every if c["table"].startswith("TG")]
-    assert len(tg) == len(first) == 46
-    for c in tg:  # every TG claim's per-run verdicts and values of runs 0-59, section 22's
-        assert _first_runs(c["per_run"], 60) == first[key(c)].split("; ")
+    _check_tg_earlier_runs_kept(every, _report(TG_ARCHIVES_PIPELINE[0])[1], 60)
     _check_chains_against_1b1b63a(TG_ARCHIVES_PIPELINE[1], range(60, 100), same_prefix=2)
 
 
@@ -473,13 +478,7 @@ def test_tg_archives_section_29_runs_40_to_79_and_all_80() -> None:
     # authors_cpu (x1.02), not under Geyer's (x0.97)
     cached = ({True}, {True, False}, {False})
     _check_current_kernels_tg(text_all, every, 2240, counts, cached, ks=("x2.64", "62/80"))
-    earlier = _report(TG_ARCHIVE_S29)[1]
-    key = lambda c: (c["table"], c["claim"], c["rate"], c["metric"])  # noqa: E731
-    first = {key(c): c["per_run"] for c in earlier}
-    tg = [c for c in every if c["table"].startswith("TG")]
-    assert len(tg) == len(first) == 46
-    for c in tg:  # every TG claim's per-run verdicts and values of runs 0-39, section 28's
-        assert _first_runs(c["per_run"], 40) == first[key(c)].split("; ")
+    _check_tg_earlier_runs_kept(every, _report(TG_ARCHIVE_S29)[1], 40)
     new = _archive_rows(TG_ARCHIVE_S30)
     old = _archive_rows(TG_ARCHIVES_PIPELINE[0], lambda m: int(m[m.rindex("_run") + 4 : -5]) >= 40)
     old |= _archive_rows(TG_ARCHIVES_PIPELINE[1], lambda m: int(m[m.rindex("_run") + 4 : -5]) < 80)
