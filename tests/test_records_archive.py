@@ -106,6 +106,11 @@ def _first_runs(per_run: str, runs: int) -> list[str]:
     return [r for r in per_run.split("; ") if int(r.split(":")[0][3:]) < runs]
 
 
+def _run_of(member: str) -> int:
+    """The run id of an archived cell record's member name (``.../<cell>_run<K>.json``)."""
+    return int(member[member.rindex("_run") + 4 : -5])
+
+
 def _archive_rows(name: str, keep=lambda member: True) -> dict[str, dict]:
     """{record file name: its first row} of the archived cell records whose member name passes ``keep``."""
     with tarfile.open(RECORDS / name) as tf:
@@ -331,7 +336,7 @@ def _check_chains_against_1b1b63a(archive: str, runs: range, same_prefix: int) -
     new = _archive_rows(archive)
     old: dict[str, dict] = {}
     for name in TG_ARCHIVES_OLD_KERNELS:
-        old |= _archive_rows(name, lambda m: int(m[m.rindex("_run") + 4 : -5]) in runs)
+        old |= _archive_rows(name, lambda m: _run_of(m) in runs)
     assert len(new) == 28 * len(runs) and set(new) == set(old)
     drifted = [n for n in new if n.startswith("poisson_mala_r0.25_")]
     assert len(drifted) == len(runs)
@@ -418,7 +423,7 @@ def test_tg_archive_section_28_current_kernels_runs_0_to_39() -> None:
     counts = (["39/40", "40/40", "40/40"], ["39/40", "40/40", "40/40"], ["39/40", "11/40", "0/40"])
     _check_current_kernels_tg(text, claims, 1120, counts, ({True}, {False}, {False}), ks=("x2.54", "26/40"))
     new = _archive_rows(TG_ARCHIVE_S29)
-    old = _archive_rows(TG_ARCHIVES_PIPELINE[0], lambda m: int(m[m.rindex("_run") + 4 : -5]) < 40)
+    old = _archive_rows(TG_ARCHIVES_PIPELINE[0], lambda m: _run_of(m) < 40)
     assert len(new) == 1120
     _check_same_chains_but_poisson_mala(new, old)
 
@@ -439,7 +444,7 @@ def test_tg_archives_section_28_old_and_new_kernels_side_by_side() -> None:
     new_rows, old_rows = (_archive_rows(name) for name in TG_ARCHIVES_S29_AB)
     assert len(new_rows) == len(old_rows) == 224
     _check_same_chains_but_poisson_mala(new_rows, old_rows)
-    main = _archive_rows(TG_ARCHIVE_S29, lambda m: int(m[m.rindex("_run") + 4 : -5]) < 8)
+    main = _archive_rows(TG_ARCHIVE_S29, lambda m: _run_of(m) < 8)
     for name, a in new_rows.items():  # the A/B's new arm: the main archive's chains (and its shared rows)
         _assert_same_chain(name, a, main[name])
         if not name.startswith("poisson_"):
@@ -480,8 +485,8 @@ def test_tg_archives_section_29_runs_40_to_79_and_all_80() -> None:
     _check_current_kernels_tg(text_all, every, 2240, counts, cached, ks=("x2.64", "62/80"))
     _check_tg_earlier_runs_kept(every, _report(TG_ARCHIVE_S29)[1], 40)
     new = _archive_rows(TG_ARCHIVE_S30)
-    old = _archive_rows(TG_ARCHIVES_PIPELINE[0], lambda m: int(m[m.rindex("_run") + 4 : -5]) >= 40)
-    old |= _archive_rows(TG_ARCHIVES_PIPELINE[1], lambda m: int(m[m.rindex("_run") + 4 : -5]) < 80)
+    old = _archive_rows(TG_ARCHIVES_PIPELINE[0], lambda m: _run_of(m) >= 40)
+    old |= _archive_rows(TG_ARCHIVES_PIPELINE[1], lambda m: _run_of(m) < 80)
     assert len(new) == len(old) == 1120
     _check_same_chains_but_poisson_mala(new, old)
 
