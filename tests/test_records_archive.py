@@ -526,7 +526,8 @@ def test_tg_archives_section_30_runs_80_to_99_and_all_100() -> None:
     cached = ({True}, {True, False}, {False})
     _check_current_kernels_tg(text, claims, 560, counts, cached, ks=("x2.92", "18/20"))
     text_all, every = _report(TG_ARCHIVE_S29, TG_ARCHIVE_S30, TG_ARCHIVE_S31)
-    counts = (["99/100", "100/100", "100/100"], ["99/100", "100/100", "100/100"], ["99/100", "35/100", "0/100"])
+    full = ["99/100", "100/100", "100/100"]
+    counts = (full, full, ["99/100", "35/100", "0/100"])
     _check_current_kernels_tg(text_all, every, 2800, counts, cached, ks=("x2.70", "80/100"))
     _check_tg_earlier_runs_kept(every, _report(TG_ARCHIVE_S29, TG_ARCHIVE_S30)[1], 80)
     new = _archive_rows(TG_ARCHIVE_S31)
