@@ -536,6 +536,26 @@ def test_tg_archives_section_30_runs_80_to_99_and_all_100() -> None:
     _check_same_chains_but_poisson_mala(new, old)
 
 
+def test_tg_section_30_stuck_mala_type_chains_at_the_025_step() -> None:
+    """Section 30.1: over the 100 runs, exactly five cells accept < 10 % of proposals, all MALA-type chains
+    at the 0.25 step (full-batch MALA runs 34 and 73, its `recompute` twin runs 75 and 90, Poisson-MALA run
+    31), and no Barker-type or random-walk chain; the stuck chains' KS is >= 0.6 (Poisson-MALA's run 31 is the
+    one run in which the 0.25 claims fail)."""
+    rows: dict[str, dict] = {}
+    for name in (TG_ARCHIVE_S29, TG_ARCHIVE_S30, TG_ARCHIVE_S31):
+        rows |= _archive_rows(name)
+    assert len(rows) == 2800
+    stuck = {n: r for n, r in rows.items() if r["accept"] < 0.1}
+    assert sorted(stuck) == [
+        "mala_r0.25_run34.json",
+        "mala_r0.25_run73.json",
+        "mala_recompute_r0.25_run75.json",
+        "mala_recompute_r0.25_run90.json",
+        "poisson_mala_r0.25_run31.json",
+    ]
+    assert all(max(r["ks"]) >= 0.6 for r in stuck.values())
+
+
 def test_rlr_archive_table_6_section_24_code_on_main() -> None:
     """Section 24: Table 6 (d = 10, N = 2e5), runs 0-5 of section 10's config timed with the code on main:
     every claim held in every run under every ESS convention, with the aggregate ratios the section states
