@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-30 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-31 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
@@ -28,7 +28,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 26
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 27
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -617,17 +617,20 @@ def _check_table_7(
     authors: tuple[list[str], list[str], list[str]],
     geyer: tuple[list[str], list[str], list[str]],
     ratios: list[str],
+    authors_cpu: tuple[list[str], list[str], list[str]] | None = None,
 ) -> None:
     """Table 7's 27 claims from ``archive`` (39 cells per run): single-run counts per claim kind (top two,
     beats our cached twins, beats the authors' timing) at 0.25 / 0.4 / 0.55 with the authors' ESS
-    (``authors``; the CPU-corrected convention gives the same counts) and the Geyer ESS (``geyer``), the
-    claims not held (``TABLE_7_NOT_HELD``), and the authors'-ESS ratios (cached, authors' timing) by rate."""
+    (``authors``), the CPU-corrected convention (``authors_cpu``; default: the same counts) and the Geyer
+    ESS (``geyer``), the claims not held (``TABLE_7_NOT_HELD``), and the authors'-ESS ratios (cached,
+    authors' timing) by rate."""
     text, claims = _report(archive)
     assert f"rlr_50d (seed 001 §5.2, Table 7): {39 * runs} cells ok, 0 not ok" in text
     t7 = [c for c in claims if c["table"] == "RLR rlr_50d (Table 7)"]
     assert len(t7) == 27
     got = {(c["metric"], _kind(c), c["rate"]): (c["runs_held"], c["measured"].split()[-1]) for c in t7}
-    for metric, per_kind in {"authors": authors, "authors_cpu": authors, "geyer": geyer}.items():
+    counts = {"authors": authors, "authors_cpu": authors_cpu or authors, "geyer": geyer}
+    for metric, per_kind in counts.items():
         for kind, expected in zip(("top", "cached", "authors"), per_kind, strict=True):
             assert [got[(metric, kind, r)][0] for r in RATES] == expected, (metric, kind)
     held = {(c["metric"], _kind(c), c["rate"]): c["held"] for c in t7}
@@ -649,6 +652,26 @@ def test_rlr_archive_table_7_section_27_all_10_runs_one_vm() -> None:
     new = _archive_rows("exact_mh_rlr_50d_s25.tar.xz")
     old = _archive_rows("exact_mh_rlr_50d_s24.tar.xz")
     assert len(new) == 390 and len(old) == 234 and set(old) < set(new)
+    for name, b in old.items():
+        _assert_same_chain(name, new[name], b)
+
+
+def test_rlr_archive_table_7_section_31_code_on_main_new_instance() -> None:
+    """Section 31: all 10 runs of Table 7 timed again with the code on main (sessions 26-28's kernels) on
+    session 32's VM instance: the verdicts, single-run counts and aggregate ratios the section states (the
+    same claims held and not held as in section 27), and every one of the 390 cells holds section 27's
+    chain, so only the timings differ."""
+    _check_table_7(
+        "exact_mh_rlr_50d_s32.tar.xz",
+        runs=10,
+        authors=(["10/10"] * 3, ["10/10", "10/10", "4/10"], ["10/10"] * 3),
+        authors_cpu=(["10/10"] * 3, ["10/10", "10/10", "5/10"], ["10/10"] * 3),
+        geyer=(["10/10"] * 3, ["10/10", "1/10", "0/10"], ["10/10", "10/10", "4/10"]),
+        ratios=["(x2.54)", "(x5.32)", "(x1.47)", "(x2.91)", "(x0.99)", "(x2.07)"],
+    )
+    new = _archive_rows("exact_mh_rlr_50d_s32.tar.xz")
+    old = _archive_rows("exact_mh_rlr_50d_s25.tar.xz")
+    assert len(new) == 390 and set(new) == set(old)
     for name, b in old.items():
         _assert_same_chain(name, new[name], b)
 
