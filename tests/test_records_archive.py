@@ -657,10 +657,10 @@ def test_rlr_archive_table_7_section_27_all_10_runs_one_vm() -> None:
 
 
 def test_rlr_archive_table_7_section_31_code_on_main_new_instance() -> None:
-    """Section 31: all 10 runs of Table 7 timed again with the code on main (sessions 26-28's kernels) on
-    session 32's VM instance: the verdicts, single-run counts and aggregate ratios the section states (the
-    same claims held and not held as in section 27), and every one of the 390 cells holds section 27's
-    chain, so only the timings differ."""
+    """Section 31: all 10 runs of Table 7 timed again with the code on main (sessions 26-28's kernels) in
+    session 32, on session 31's VM instance: the verdicts, single-run counts and aggregate ratios the
+    section states (the same claims held and not held as in section 27), and every one of the 390 cells
+    holds section 27's chain, so only the timings differ."""
     _check_table_7(
         "exact_mh_rlr_50d_s32.tar.xz",
         runs=10,
