@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-31 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-33 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
@@ -28,7 +28,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 27
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 29
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -124,9 +124,9 @@ def _archive_rows(name: str, keep=lambda member: True) -> dict[str, dict]:
 def _assert_same_chain(name: str, a: dict, b: dict, b_from_1b1b63a: bool = False) -> None:
     """Two records of one cell hold the same chain: seed, acceptance rate, E[B], KS per coordinate (TG
     records; RLR ones have none), draw count and MSE curves equal, ESS (= ESS/s x seconds, both conventions)
-    equal to rounding. With ``b_from_1b1b63a`` (sections 11-15's code): ``b`` has no draw count, and the MSE
-    curves need only agree to 1e-12 (Poisson-MALA's differ in the 16th digit between that code and now,
-    section 22)."""
+    equal to rounding. With ``b_from_1b1b63a`` (sections 11-15's code, `1b1b63a` / `d3d048a`): ``b`` has no
+    draw count, and the MSE curves need only agree to 1e-12 (Poisson-MALA's differ in the 15th-16th digit
+    between that code and now, sections 22 and 33)."""
     assert ("ks" in a) == ("ks" in b), name  # KS only where the target has an exact reference (TG)
     for k in (
         ("seed", "accept", "mean_batch")
@@ -674,6 +674,42 @@ def test_rlr_archive_table_7_section_31_code_on_main_new_instance() -> None:
     assert len(new) == 390 and set(new) == set(old)
     for name, b in old.items():
         _assert_same_chain(name, new[name], b)
+
+
+def test_rlr_archive_table_6_section_32_code_on_main_new_instance() -> None:
+    """Section 32: all 10 runs of Table 6 timed again with the code on main (sessions 26-28's kernels) in
+    session 33, on session 31's VM instance: every claim held in every run under every ESS convention, with
+    the aggregate ratios the section states, and every one of the 330 cells holds section 25's chain."""
+    ratios = ["(x18.26)", "(x36.13)", "(x10.08)", "(x18.90)", "(x5.39)", "(x10.41)"]
+    _check_table_6("exact_mh_rlr_n2e5_s33.tar.xz", runs=10, ratios=ratios)
+    new = _archive_rows("exact_mh_rlr_n2e5_s33.tar.xz")
+    old = _archive_rows("exact_mh_rlr_n2e5_s24.tar.xz")
+    assert len(new) == 330 and set(new) == set(old)
+    for name, b in old.items():
+        _assert_same_chain(name, new[name], b)
+
+
+def test_rlr_archive_tables_2_5_section_33_runs_0_to_4_code_on_main() -> None:
+    """Section 33: runs 0-4 of Tables 2 / 5 (d = 10, N = 1e5) timed with the code on main in session 33:
+    every claim held in 5/5 runs under every ESS convention (HMC-10 at 0.25 at the ESS cap in each), with
+    the authors'-ESS ratios the section states, and every cell holds section 12's chain (`d3d048a`'s
+    records, another VM; Poisson-MALA's MSE curves to rounding)."""
+    text, claims = _report("exact_mh_rlr_s33.tar.xz")
+    assert "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 225 cells ok, 0 not ok" in text
+    assert "HMC-10 at 0.25: 5 of 5 runs, up to 10 of 10 coordinates" in text
+    rlr = [c for c in claims if c["table"].startswith("RLR")]
+    assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "5/5" for c in rlr)
+    got = [
+        re.search(r"\((x[\d.]+)\)", c["measured"]).group(1)
+        for c in rlr
+        if c["metric"] == "authors" and "beats" in c["claim"]
+    ]
+    assert got == ["x10.01", "x10.97", "x14.78", "x18.53", "x8.94", "x17.21"]
+    new = _archive_rows("exact_mh_rlr_s33.tar.xz")
+    old = _archive_rows("exact_mh_rlr_s11.tar.xz", keep=lambda m: _run_of(m) < 5)
+    assert len(new) == 225 and set(new) == set(old)
+    for name, b in old.items():
+        _assert_same_chain(name, new[name], b, b_from_1b1b63a=True)
 
 
 @pytest.mark.parametrize("archive", ["exact_mh_mnist_s27.tar.xz", "exact_mh_mnist_s28.tar.xz"])
