@@ -143,6 +143,15 @@ def _assert_same_chain(name: str, a: dict, b: dict, b_from_1b1b63a: bool = False
         assert ess_a == pytest.approx([e * b["seconds"] for e in b[k]], rel=1e-12), (name, k)
 
 
+def _assert_same_chains(new: str, old: str, cells: int, keep=lambda member: True, **kw) -> None:
+    """Archive ``new`` holds ``cells`` records, the cells of archive ``old`` (members passing ``keep``),
+    each with ``old``'s chain (``_assert_same_chain``; ``kw`` passed on)."""
+    a, b = _archive_rows(new), _archive_rows(old, keep)
+    assert len(a) == cells and set(a) == set(b)
+    for name, rec in b.items():
+        _assert_same_chain(name, a[name], rec, **kw)
+
+
 def test_rlr_archive_section_12_every_claim_held_in_every_run() -> None:
     text, claims = _report("exact_mh_rlr_s11.tar.xz")
     assert "450 cells ok, 0 not ok" in text
@@ -669,11 +678,7 @@ def test_rlr_archive_table_7_section_31_code_on_main_new_instance() -> None:
         geyer=(["10/10"] * 3, ["10/10", "1/10", "0/10"], ["10/10", "10/10", "4/10"]),
         ratios=["(x2.54)", "(x5.32)", "(x1.47)", "(x2.91)", "(x0.99)", "(x2.07)"],
     )
-    new = _archive_rows("exact_mh_rlr_50d_s32.tar.xz")
-    old = _archive_rows("exact_mh_rlr_50d_s25.tar.xz")
-    assert len(new) == 390 and set(new) == set(old)
-    for name, b in old.items():
-        _assert_same_chain(name, new[name], b)
+    _assert_same_chains("exact_mh_rlr_50d_s32.tar.xz", "exact_mh_rlr_50d_s25.tar.xz", cells=390)
 
 
 def test_rlr_archive_table_6_section_32_code_on_main_new_instance() -> None:
@@ -682,11 +687,7 @@ def test_rlr_archive_table_6_section_32_code_on_main_new_instance() -> None:
     the aggregate ratios the section states, and every one of the 330 cells holds section 25's chain."""
     ratios = ["(x18.26)", "(x36.13)", "(x10.08)", "(x18.90)", "(x5.39)", "(x10.41)"]
     _check_table_6("exact_mh_rlr_n2e5_s33.tar.xz", runs=10, ratios=ratios)
-    new = _archive_rows("exact_mh_rlr_n2e5_s33.tar.xz")
-    old = _archive_rows("exact_mh_rlr_n2e5_s24.tar.xz")
-    assert len(new) == 330 and set(new) == set(old)
-    for name, b in old.items():
-        _assert_same_chain(name, new[name], b)
+    _assert_same_chains("exact_mh_rlr_n2e5_s33.tar.xz", "exact_mh_rlr_n2e5_s24.tar.xz", cells=330)
 
 
 def test_rlr_archive_tables_2_5_section_33_runs_0_to_4_code_on_main() -> None:
@@ -705,11 +706,9 @@ def test_rlr_archive_tables_2_5_section_33_runs_0_to_4_code_on_main() -> None:
         if c["metric"] == "authors" and "beats" in c["claim"]
     ]
     assert got == ["x10.01", "x10.97", "x14.78", "x18.53", "x8.94", "x17.21"]
-    new = _archive_rows("exact_mh_rlr_s33.tar.xz")
-    old = _archive_rows("exact_mh_rlr_s11.tar.xz", keep=lambda m: _run_of(m) < 5)
-    assert len(new) == 225 and set(new) == set(old)
-    for name, b in old.items():
-        _assert_same_chain(name, new[name], b, b_from_1b1b63a=True)
+    old = "exact_mh_rlr_s11.tar.xz"
+    runs_0_4 = lambda member: _run_of(member) < 5  # noqa: E731
+    _assert_same_chains("exact_mh_rlr_s33.tar.xz", old, 225, runs_0_4, b_from_1b1b63a=True)
 
 
 @pytest.mark.parametrize("archive", ["exact_mh_mnist_s27.tar.xz", "exact_mh_mnist_s28.tar.xz"])
