@@ -28,7 +28,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 29
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 30
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -711,12 +711,15 @@ def test_rlr_archive_tables_2_5_section_33_runs_0_to_4_code_on_main() -> None:
     _assert_same_chains("exact_mh_rlr_s33.tar.xz", old, 225, runs_0_4, b_from_1b1b63a=True)
 
 
-@pytest.mark.parametrize("archive", ["exact_mh_mnist_s27.tar.xz", "exact_mh_mnist_s28.tar.xz"])
+MNIST_ARCHIVES = ("exact_mh_mnist_s27.tar.xz", "exact_mh_mnist_s28.tar.xz", "exact_mh_mnist_s34.tar.xz")
+
+
+@pytest.mark.parametrize("archive", MNIST_ARCHIVES)
 def test_mnist_archive_section_13_claims(tmp_path: Path, archive: str) -> None:
-    """exact_mh_mnist.md sections 13 and 14 (sessions 27 and 28, the whole MNIST grid at `2a21ed5` and
-    `0fea3bf`): the workflow's `aggregate` on the archived records gives the claim counts the sections
-    state, and TunaMH reaches the 0.95 level at the iterations of section 12's table (same chains; only the
-    timing moved)."""
+    """exact_mh_mnist.md sections 13, 14 and 15 (sessions 27, 28 and 34, the whole MNIST grid at `2a21ed5`,
+    `0fea3bf` and `02283d9`): the workflow's `aggregate` on the archived records gives the claim counts the
+    sections state, and TunaMH reaches the 0.95 level at the iterations of section 12's table (same chains;
+    only the timing moved)."""
     import subprocess
     import sys
 
@@ -746,3 +749,13 @@ def test_mnist_archive_section_13_claims(tmp_path: Path, archive: str) -> None:
     # best-K Tuna-SGLD vs TunaMH; TunaMH's counts are section 12's (at 3v5 8e-4 the best K is now 20)
     assert its == [(4200, 6400), (3700, 3300), (1000, 1900), (400, 1100),
                    (2000, 4100), (1700, 2900), (700, 1100), (200, 800)]  # fmt: skip
+
+
+def test_mnist_archive_section_15_holds_section_14s_chains() -> None:
+    """exact_mh_mnist.md section 15 (session 34, the code on main on another VM instance): every one of the 88
+    cells has section 14's seed, acceptance, E[B], iteration count, accuracy curve and final accuracy."""
+    new, old = (_archive_rows(MNIST_ARCHIVES[i]) for i in (2, 1))
+    assert len(new) == 88 and set(new) == set(old)
+    for name, rec in old.items():
+        for k in ("seed", "accept", "mean_batch", "n_iter", "iters", "acc", "final_acc"):
+            assert new[name][k] == rec[k], (name, k)
