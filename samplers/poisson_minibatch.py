@@ -37,9 +37,12 @@ ALIAS_PREFETCH_MIN = 1 << 15
 # alias_i (an int stored as float64: exact below 2^53), then y_i where the target has responses
 ROW_A, ROW_SHIFT, ROW_PROB, ROW_ALIAS, ROW_Y = 0, 1, 2, 3, 4
 # the candidate pipeline (:func:`open_candidates`): while candidate b is evaluated, b + RESOLVE_AHEAD is
-# resolved to its datum and b + SLOT_AHEAD draws its slot and prefetches that row (§4.13)
-SLOT_AHEAD = 24
-RESOLVE_AHEAD = 8
+# resolved to its datum and b + SLOT_AHEAD draws its slot and prefetches that row (§4.13). 48 / 12 (24 / 8
+# until session 36): on a Zen 5 VM the TG growth 1e4 -> 1e6 fell 1.67 -> 1.55 (PoissonMH) and 1.49 -> 1.30
+# (TunaMH) with no in-cache cost; 128 / 32 slowed the in-cache candidate by 12 % (docs/performance.md §4.19).
+# A hint only: draws, order and chains are the same for any depth.
+SLOT_AHEAD = 48
+RESOLVE_AHEAD = 12
 _LINE = 64  # bytes
 _HUGE = 2 << 20  # bytes: a transparent huge page
 
