@@ -35,7 +35,9 @@ from numba import njit
 from samplers.result import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
-BASELINE_PATH = ROOT / "tests" / "benchmarks" / "baseline" / "registry_baseline.json"
+BASELINE_DIR = ROOT / "tests" / "benchmarks" / "baseline"
+# the first baseline, made on the Intel VMs (LLVM CPU `rocketlake`); others: registry_baseline_<cpu>.json
+BASELINE_PATH = BASELINE_DIR / "registry_baseline.json"
 SCHEMA = 1
 DEFAULT_THRESHOLD = 2.0
 
@@ -219,10 +221,44 @@ class Entry:
     gated: bool = True  # False if a round is too short to time reliably (reported, not gated)
 
 
+def host_cpu() -> str:
+    """LLVM's name of this CPU (what Numba compiles for, e.g. ``rocketlake``, ``znver5``). Baselines are kept
+    per CPU kind: the calibration kernel cancels a faster or slower machine of one kind, not another
+    microarchitecture (an AMD Zen 5 VM ran the streaming calibration ~2.5x faster than the Intel VMs and the
+    branchy Gibbs kernels no faster, reading as 2-4.7x "regressions": docs/performance.md §2)."""
+    from llvmlite import binding as llvm
+
+    return str(llvm.get_host_cpu_name())
+
+
+def baseline_files(directory: str | os.PathLike = BASELINE_DIR) -> dict[str, Path]:
+    """``{LLVM CPU name: path}`` of the committed baselines (``registry_baseline*.json``), each naming its
+    CPU kind in ``machine.llvm_cpu``; ValueError if one does not or two name the same kind."""
+    out: dict[str, Path] = {}
+    for p in sorted(Path(directory).glob("registry_baseline*.json")):
+        try:
+            cpu = json.loads(p.read_text()).get("machine", {}).get("llvm_cpu")
+        except json.JSONDecodeError as e:
+            raise ValueError(f"baseline {p} is not valid JSON: {e}") from None
+        if not cpu:
+            raise ValueError(f"baseline {p}: machine.llvm_cpu is missing")
+        if cpu in out:
+            raise ValueError(f"baselines {out[cpu]} and {p} are both for CPU kind {cpu!r}")
+        out[cpu] = p
+    return out
+
+
+def host_baseline_path(directory: str | os.PathLike = BASELINE_DIR) -> Path:
+    """This CPU kind's baseline file: the committed one, else where a refresh on this machine writes it."""
+    cpu = host_cpu()
+    return baseline_files(directory).get(cpu, Path(directory) / f"registry_baseline_{cpu}.json")
+
+
 def machine_info() -> dict[str, Any]:
     import numba
 
     return {
+        "llvm_cpu": host_cpu(),
         "node": platform.node(),
         "machine": platform.machine(),
         "python": platform.python_version(),

@@ -164,10 +164,31 @@ def test_same_config():
 
 
 def test_committed_baseline_is_valid():
-    entries = pc.load_baseline()
-    assert entries, "tests/benchmarks/baseline/registry_baseline.json is missing or empty"
-    for k, e in entries.items():
-        assert k == e.key and e.normalised > 0 and e.n_iter >= e.thin >= 1
+    files = pc.baseline_files()
+    assert set(files) == {"rocketlake", "znver5"} and files["rocketlake"] == pc.BASELINE_PATH
+    for path in files.values():
+        entries = pc.load_baseline(path)
+        assert entries, f"{path} is empty"
+        for k, e in entries.items():
+            assert k == e.key and e.normalised > 0 and e.n_iter >= e.thin >= 1
+
+
+def test_baselines_are_kept_per_cpu_kind(tmp_path, monkeypatch):
+    """One baseline per LLVM CPU name: found by ``machine.llvm_cpu``; a refresh on a kind without one writes
+    ``registry_baseline_<cpu>.json``; a file without a kind or two files of one kind are refused."""
+    monkeypatch.setattr(pc, "host_cpu", lambda: "znver9")
+    assert pc.host_baseline_path(tmp_path) == tmp_path / "registry_baseline_znver9.json"
+    p = pc.save_baseline([_entry()], path=pc.host_baseline_path(tmp_path))
+    assert pc.baseline_files(tmp_path) == {"znver9": p} and pc.host_baseline_path(tmp_path) == p
+    assert json.loads(p.read_text())["machine"]["llvm_cpu"] == "znver9"
+    (tmp_path / "registry_baseline_copy.json").write_text(p.read_text())
+    with pytest.raises(ValueError, match="both for CPU kind"):
+        pc.baseline_files(tmp_path)
+    doc = json.loads(p.read_text())
+    del doc["machine"]["llvm_cpu"]
+    (tmp_path / "registry_baseline_copy.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="llvm_cpu is missing"):
+        pc.baseline_files(tmp_path)
 
 
 def test_problem_candidates_cover_every_registered_space():
