@@ -160,8 +160,8 @@ def test_regression_gate(benchmark, perf_store):
     if not entries:
         pytest.skip("no kernel was measured in this session")
     if UPDATE:
-        own = _BASELINES.get(_HOST, {})
-        keep = {k: e for k, e in own.items() if k in registry.METHODS and k not in entries}
+        host_entries = _BASELINES.get(_HOST, {})
+        keep = {k: e for k, e in host_entries.items() if k in registry.METHODS and k not in entries}
         path = pc.save_baseline(
             [*keep.values(), *entries.values()],
             path=pc.host_baseline_path(),
@@ -184,13 +184,8 @@ def test_regression_gate(benchmark, perf_store):
         return {k: perf_store.remeasure[k]().normalised for k in keys}
 
     result = pc.gate(current, base, remeasure, threshold=THRESHOLD, retries=1)
-    own = _HOST in _BASELINES
-    report = (
-        f"CPU kind {_HOST!r}: "
-        + ("its own baseline" if own else f"no baseline of its own, compared with those of {against}")
-        + "\n"
-        + result.report()
-    )
+    mode = "its own baseline" if _HOST in _BASELINES else f"no baseline of its own, compared with {against}"
+    report = f"CPU kind {_HOST!r}: {mode}\n" + result.report()
     if perf_store.skipped:
         report += "\nnot benchmarked:\n" + "\n".join(f"  {k}: {v}" for k, v in perf_store.skipped.items())
     pc.atomic_write_text(RESULTS / "perf_gate.txt", report + "\n")
