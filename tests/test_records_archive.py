@@ -802,16 +802,6 @@ RLR_ARCHIVE_S36 = "exact_mh_rlr_s36.tar.xz"
 TG_S36_RATIOS = ["x1.34", "x2.44", "x0.96", "x1.73", "x0.66", "x1.29"]
 
 
-def _tg_beats_ratios(claims: list[dict]) -> list[str]:
-    """The aggregate ratios of the authors'-ESS TG "beats every full-batch method" claims (cached twins, then
-    the authors' timing, at 0.25 / 0.4 / 0.55)."""
-    return [
-        re.search(r"\((x[\d.]+)\)", c["measured"]).group(1)
-        for c in claims
-        if c["table"] == "TG Table 4" and c["metric"] == "authors" and "beats" in c["claim"]
-    ]
-
-
 def test_tg_archive_section_35_runs_0_to_9_on_zen5() -> None:
     """Section 35: TG runs 0-9 on a Zen 5 VM give the verdicts, single-run counts and ratios the section
     states, close to the same runs on `rocketlake` (section 28); every cell holds section 28's chain but
@@ -820,7 +810,7 @@ def test_tg_archive_section_35_runs_0_to_9_on_zen5() -> None:
     text, claims = _report(TG_ARCHIVE_S36)
     counts = (["10/10", "10/10", "10/10"], ["10/10", "10/10", "9/10"], ["10/10", "1/10", "0/10"])
     _check_current_kernels_tg(text, claims, 280, counts, ({True}, {False}, {False}), ks=("x2.30", "7/10"))
-    assert _tg_beats_ratios(claims) == TG_S36_RATIOS
+    assert _beats_ratios([c for c in claims if c["table"] == "TG Table 4"]) == TG_S36_RATIOS
     new = _archive_rows(TG_ARCHIVE_S36)
     old = _archive_rows(TG_ARCHIVE_S29, lambda m: _run_of(m) < 10)
     assert len(new) == len(old) == 280 and set(new) == set(old)
