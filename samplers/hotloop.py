@@ -16,8 +16,8 @@ iteration), so the per-candidate cost is the arithmetic plus the row access:
   the alias entry, y_i on whole cache lines): for TG /
   GAUSS / RLR (:func:`packed`) a candidate touches one random row instead of five arrays.
 * :func:`prefetch_row` / :func:`prefetch1`   software prefetch (``llvm.prefetch``, a hint: no
-  semantic effect) of a data row / a vector entry a few candidates ahead, to hide the memory latency of
-  the random row access at N = 1e6 (160 MB of rows for the d = 20 truncated Gaussian).
+  semantic effect) of a data row (into L2) / a vector entry (into L1) a few candidates ahead, to hide the
+  memory latency of the random row access at N = 1e6 (160 MB of rows for the d = 20 truncated Gaussian).
 * :func:`log_accumulate` / :func:`log_flush`   a running product of ratios with a log every
   ``LOG_EVERY`` factors (or when the product leaves [1e-100, 1e100]) instead of one ``log`` per kept
   candidate; equal to the sum of logs up to rounding.
@@ -53,7 +53,16 @@ DOT_FASTMATH = FULL_DATA_FASTMATH  # the same flags as the full-batch twins' loo
 
 
 # ----------------------------------------------------------------------------- software prefetch
-def _prefetch_codegen(context, builder, aryty, ary, inds):
+# ``llvm.prefetch`` locality: 3 keeps the line in every level (x86 ``prefetcht0``: into L1), 2 fetches it
+# into L2 (``prefetcht1``). The candidate rows of the minibatch kernels are fetched into L2: a prefetch
+# into L1 holds one of the core's few L1 miss buffers for the whole DRAM latency, so with 48 rows of 3
+# lines in flight the loads of the candidates being evaluated queued behind them (docs/performance.md
+# §4.20: TG PoissonMH growth 1e4 -> 1e6 1.60 -> 1.44 on a Zen 5 VM, the N = 1e6 candidate 19.0 -> 17.6 ns).
+L1_LOCALITY = 3
+L2_LOCALITY = 2
+
+
+def _prefetch_codegen(context, builder, aryty, ary, inds, locality: int):
     ptr = cgutils.get_item_pointer2(
         context,
         builder,
@@ -69,62 +78,69 @@ def _prefetch_codegen(context, builder, aryty, ary, inds):
     i32 = ir.IntType(32)
     fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
     fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-    # (address, rw = read, locality = 3 (keep in all levels), cache type = data)
+    # (address, rw = read, locality, cache type = data)
     builder.call(
-        fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)]
+        fn,
+        [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, locality), ir.Constant(i32, 1)],
     )
 
 
-@intrinsic
-def prefetch2(typingctx, arr, i, j):
-    """Prefetch hint for the address of ``arr[i, j]`` (2-d array; no bounds check, never faults)."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 2):
-        return None
-    sig = types.void(arr, i, j)
+def _prefetch_intrinsic(ndim: int, locality: int):
+    """A prefetch hint for the address of ``arr[i]`` (``ndim`` = 1) or ``arr[i, j]`` (2): no bounds check,
+    never faults."""
 
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
-        ii = context.cast(builder, args[1], signature.args[1], types.intp)
-        jj = context.cast(builder, args[2], signature.args[2], types.intp)
-        _prefetch_codegen(context, builder, aryty, ary, [ii, jj])
+        pairs = zip(args[1:], signature.args[1:], strict=True)
+        inds = [context.cast(builder, a, ty, types.intp) for a, ty in pairs]
+        _prefetch_codegen(context, builder, aryty, ary, inds, locality)
         return context.get_dummy_value()
 
-    return sig, codegen
+    def array_ok(arr) -> bool:
+        return isinstance(arr, types.Array) and arr.ndim == ndim
+
+    def typer1(typingctx, arr, i):
+        return (types.void(arr, i), codegen) if array_ok(arr) else None
+
+    def typer2(typingctx, arr, i, j):
+        return (types.void(arr, i, j), codegen) if array_ok(arr) else None
+
+    typer = typer1 if ndim == 1 else typer2
+    typer.__name__ = typer.__qualname__ = f"prefetch{ndim}_locality{locality}"
+    return intrinsic(typer)
 
 
-@intrinsic
-def prefetch1(typingctx, arr, i):
-    """Prefetch hint for the address of ``arr[i]`` (1-d array)."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 1):
-        return None
-    sig = types.void(arr, i)
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ii = context.cast(builder, args[1], signature.args[1], types.intp)
-        _prefetch_codegen(context, builder, aryty, ary, [ii])
-        return context.get_dummy_value()
-
-    return sig, codegen
+prefetch1 = _prefetch_intrinsic(1, L1_LOCALITY)  # arr[i] into L1
+prefetch2 = _prefetch_intrinsic(2, L1_LOCALITY)  # arr[i, j] into L1
+prefetch2_l2 = _prefetch_intrinsic(2, L2_LOCALITY)  # arr[i, j] into L2
 
 
 @njit(cache=True)
-def prefetch_row(X, i: int) -> None:
-    """Hint every cache line of row ``X[i]`` (one per 8 doubles, plus the last entry). The first three are
-    written out (rows of <= 24 doubles, every tall target here, take no loop): ~3 % off a TG PoissonMH
-    candidate against the plain loop (docs/performance.md §4.14)."""
+def _prefetch_line(X, i: int, j: int, l2: bool) -> None:
+    if l2:
+        prefetch2_l2(X, i, j)
+    else:
+        prefetch2(X, i, j)
+
+
+@njit(cache=True)
+def prefetch_row(X, i: int, l2: bool = True) -> None:
+    """Hint every cache line of row ``X[i]`` (one per 8 doubles, plus the last entry) into L2, or into L1
+    if not ``l2``: L2 for the rows fetched from memory far ahead (the candidate pipeline, §4.20), L1 for
+    short-distance re-reads of rows already near the core (Poisson-MALA / Barker's pass at theta'). The
+    first three are written out (rows of <= 24 doubles, every tall target here, take no loop): ~3 % off a
+    TG PoissonMH candidate against the plain loop (docs/performance.md §4.14)."""
     ncol = X.shape[1]
-    prefetch2(X, i, 0)
+    _prefetch_line(X, i, 0, l2)
     if ncol > 8:
-        prefetch2(X, i, 8)
+        _prefetch_line(X, i, 8, l2)
         if ncol > 16:
-            prefetch2(X, i, 16)
+            _prefetch_line(X, i, 16, l2)
             if ncol > 24:
                 for j in range(24, ncol, 8):
-                    prefetch2(X, i, j)
-    prefetch2(X, i, ncol - 1)
+                    _prefetch_line(X, i, j, l2)
+    _prefetch_line(X, i, ncol - 1, l2)
 
 
 # ----------------------------------------------------------------------------- per-datum terms on arrays
@@ -282,11 +298,11 @@ def packed(kind: int) -> bool:
 @njit(cache=True)
 def prefetch_first_candidates(rows, X, pk: bool, idx, n: int) -> None:
     """Prologue of a hot loop that prefetches ``PREFETCH_AHEAD`` candidates ahead: rows (and X rows
-    unless ``pk = packed(kind)``) of ``idx[:min(n, PREFETCH_AHEAD)]``."""
+    unless ``pk = packed(kind)``) of ``idx[:min(n, PREFETCH_AHEAD)]``, into L1 (rows the loop re-reads)."""
     for k in range(min(n, PREFETCH_AHEAD)):
-        prefetch_row(rows, idx[k])
+        prefetch_row(rows, idx[k], False)
         if not pk:
-            prefetch_row(X, idx[k])
+            prefetch_row(X, idx[k], False)
 
 
 @njit(cache=True)

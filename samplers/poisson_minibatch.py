@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from samplers.alias import alias_slot, build_alias, slot_and_coin
-from samplers.hotloop import prefetch1, prefetch2, prefetch_row
+from samplers.hotloop import prefetch1, prefetch2, prefetch2_l2, prefetch_row
 from samplers.streams import new_stream, uniform
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
@@ -40,7 +40,9 @@ ROW_A, ROW_SHIFT, ROW_PROB, ROW_ALIAS, ROW_Y = 0, 1, 2, 3, 4
 # resolved to its datum and b + SLOT_AHEAD draws its slot and prefetches that row (§4.13). 48 / 12 (24 / 8
 # until session 36): on a Zen 5 VM the TG growth 1e4 -> 1e6 fell 1.67 -> 1.55 (PoissonMH) and 1.49 -> 1.30
 # (TunaMH) with no in-cache cost; 128 / 32 slowed the in-cache candidate by 12 % (docs/performance.md §4.19).
-# A hint only: draws, order and chains are the same for any depth.
+# The rows are prefetched into L2 (:func:`samplers.hotloop.prefetch_row`; into L1 until session 37:
+# PoissonMH's growth 1.56-1.60 -> 1.43-1.46 on that VM, §4.20). A hint only: draws, order and chains are the
+# same for any depth and level.
 SLOT_AHEAD = 48
 RESOLVE_AHEAD = 12
 _LINE = 64  # bytes
@@ -128,9 +130,9 @@ def resolve_slot(rows, cp: int, fb, c: int) -> int:
         return j
     i = int(rows[j, cp + ROW_ALIAS - ROW_PROB])
     w = rows.shape[1]
-    prefetch2(rows, i, 0)
-    prefetch2(rows, i, w // 2)
-    prefetch2(rows, i, w - 1)
+    prefetch2_l2(rows, i, 0)
+    prefetch2_l2(rows, i, w // 2)
+    prefetch2_l2(rows, i, w - 1)
     return i
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import mmap
+import re
 
 import numpy as np
 import pytest
@@ -179,6 +180,37 @@ def test_prefetch_is_semantically_a_no_op():
     X = rng.standard_normal((5000, 20))
     idx = rng.integers(0, 5000, 3000)
     assert _rowsum(X, idx, True) == _rowsum(X, idx, False)
+
+
+def _prefetch_localities(fn, *args) -> list[int]:
+    """The locality argument of every ``llvm.prefetch`` call in ``fn``'s LLVM IR (fresh, uncached)."""
+    f = njit(fn)
+    f(*args)
+    ir_text = f.inspect_llvm(f.signatures[0])
+    pat = r"call void @llvm\.prefetch\.p0\(ptr [^,]+, i32 0, i32 (\d), i32 1\)"
+    return [int(m) for m in re.findall(pat, ir_text)]
+
+
+def test_prefetch_localities():
+    """Candidate rows go to L2 (locality 2: x86 ``prefetcht1``, docs/performance.md §4.20), the other hints
+    and the rows re-read at short distance (``prefetch_row(..., False)``) to L1 (3); a swapped constant or
+    an ignored flag is caught."""
+    X = np.zeros((40, 20))
+    v = np.zeros(40)
+
+    def rows_only(X, v):
+        H.prefetch_row(X, 3)
+        H.prefetch2_l2(X, 4, 0)
+
+    def l1_only(X, v):
+        H.prefetch2(X, 3, 0)
+        H.prefetch1(v, 5)
+        H.prefetch_row(X, 6, False)
+
+    got_rows = _prefetch_localities(rows_only, X, v)
+    got_l1 = _prefetch_localities(l1_only, X, v)
+    assert len(got_rows) >= 4 and set(got_rows) == {H.L2_LOCALITY} and H.L2_LOCALITY == 2
+    assert len(got_l1) >= 4 and set(got_l1) == {H.L1_LOCALITY} and H.L1_LOCALITY == 3
 
 
 @njit(cache=True)

@@ -149,10 +149,10 @@ def ratio_and_grad_at(
     prefetch_first_candidates(rows, X, pk, kept_i, nk)
     for k in range(nk):
         if k + PREFETCH_AHEAD < nk:
-            ia = kept_i[k + PREFETCH_AHEAD]
-            prefetch_row(rows, ia)
+            ia = kept_i[k + PREFETCH_AHEAD]  # kept rows, read in pass 1: into L1
+            prefetch_row(rows, ia, False)
             if not pk:
-                prefetch_row(X, ia)
+                prefetch_row(X, ia, False)
         i = kept_i[k]
         r = 0.0
         if kind == TG or kind == GAUSS:
