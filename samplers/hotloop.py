@@ -54,10 +54,10 @@ DOT_FASTMATH = FULL_DATA_FASTMATH  # the same flags as the full-batch twins' loo
 
 # ----------------------------------------------------------------------------- software prefetch
 # ``llvm.prefetch`` locality: 3 keeps the line in every level (x86 ``prefetcht0``: into L1), 2 fetches it
-# into L2 (``prefetcht1``). The candidate rows of the minibatch kernels are fetched into L2: a prefetch
-# into L1 holds one of the core's few L1 miss buffers for the whole DRAM latency, so with 48 rows of 3
-# lines in flight the loads of the candidates being evaluated queued behind them (docs/performance.md
-# §4.20: TG PoissonMH growth 1e4 -> 1e6 1.60 -> 1.44 on a Zen 5 VM, the N = 1e6 candidate 19.0 -> 17.6 ns).
+# into L2 (``prefetcht1``). The candidate rows of the minibatch kernels are fetched into L2 (measured on a
+# Zen 5 VM, docs/performance.md §4.20: TG PoissonMH growth 1e4 -> 1e6 1.60 -> 1.44, the N = 1e6 candidate
+# 19.0 -> 17.6 ns, iterations at N <= 1e5 2-4 % slower; likely because L1 prefetches held the core's few L1
+# miss buffers for the whole DRAM latency, an inference without hardware counters).
 L1_LOCALITY = 3
 L2_LOCALITY = 2
 
