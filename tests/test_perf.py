@@ -327,6 +327,55 @@ def test_growth_target_reports_the_memory_floor():
     assert "lower_bound" not in target_rows(pd.DataFrame(sc))[0]  # no hotloop rows: no bound
 
 
+def test_efficiency_targets_report_the_memory_floor():
+    """PoissonMH's TG efficiency rows (paired and single-shot, both twins) carry upper_bound = value x
+    fused_ns / gather_ns at the same N: the efficiency with the candidate pass at its memory floor, all
+    else as measured; other methods, targets or N without a hotloop row carry none."""
+    from bench.perf import target_rows
+
+    hl = {"section": "hotloop", "method": "poisson_mh", "N": 100_000, "fused_ns": 14.0, "gather_ns": 7.0}
+    paired = [
+        {
+            "section": "paired",
+            "paired_kind": kind,
+            "method": m,
+            "target": t,
+            "N": n,
+            "value": v,
+            "value_min": v,
+            "value_max": v,
+            "rounds": 3,
+            "rounds_met": 0,
+        }
+        for kind, m, t, n, v in (
+            ("efficiency", "poisson_mh", "truncated_gaussian", 100_000, 0.2),
+            ("efficiency_authors", "poisson_mh", "truncated_gaussian", 100_000, 0.4),
+            ("efficiency", "tuna_mh", "truncated_gaussian", 100_000, 0.2),
+            ("efficiency", "poisson_mh", "robust_regression", 100_000, 0.2),
+            ("efficiency", "poisson_mh", "truncated_gaussian", 10_000, 0.2),
+            ("growth", "poisson_mh", "truncated_gaussian", 100_000, 1.4),
+        )
+    ]
+    got = target_rows(pd.DataFrame(paired + [hl]))
+    bounds = [r.get("upper_bound") for r in got]
+    assert bounds[:2] == [pytest.approx(0.4), pytest.approx(0.8)]
+    assert bounds[2:] == [None] * 4
+    paper = {
+        "section": "paper",
+        "method": "poisson_mh",
+        "twin": "rwm",
+        "target": "truncated_gaussian",
+        "N": 100_000,
+        "exact": True,
+        "efficiency": 0.25,
+        "efficiency_authors": 0.5,
+    }
+    got = {r["target_name"]: r for r in target_rows(pd.DataFrame([paper, hl]))}
+    assert got["efficiency>=0.6"]["upper_bound"] == pytest.approx(0.5)
+    assert got["efficiency(authors' twin)>=0.6"]["upper_bound"] == pytest.approx(1.0)
+    assert "upper_bound" not in target_rows(pd.DataFrame([paper]))[0]  # no hotloop rows: no bound
+
+
 def test_memory_floor_kernel_counts_every_candidate():
     import samplers  # noqa: F401
     from bench.perf import _hl_gather
