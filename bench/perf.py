@@ -570,6 +570,15 @@ def startup_rows(methods: list[str], log=print) -> list[dict]:
     return rows
 
 
+def _floor_factor(hl: pd.DataFrame, method: str, target: str, N: float) -> float:
+    """fused / gather of the PoissonMH TG candidate pass at N (``hl``: the hotloop rows indexed by N; NaN
+    if not measured): an efficiency times this is the efficiency if the candidate pass cost only its
+    memory floor, the twin and the per-iteration overhead as measured (docs/performance.md §4.21)."""
+    if method != "poisson_mh" or target != "truncated_gaussian" or N not in hl.index:
+        return math.nan
+    return float(hl.loc[N, "fused_ns"] / hl.loc[N, "gather_ns"])
+
+
 def target_rows(df: pd.DataFrame) -> list[dict]:
     """The issue's targets, evaluated on the rows of this run. With ``paired`` rows (``--paired K``) the
     efficiency and growth verdicts are their medians over the K interleaved rounds (with the range and
@@ -579,12 +588,7 @@ def target_rows(df: pd.DataFrame) -> list[dict]:
     hl = df[df.section == "hotloop"].set_index("N") if "gather_ns" in df else pd.DataFrame()
 
     def floor_factor(method: str, target: str, N: float) -> float:
-        """fused / gather of the PoissonMH TG candidate pass at N (NaN if not measured): an efficiency
-        times this is the efficiency if the candidate pass cost only its memory floor, the twin and the
-        per-iteration overhead as measured (docs/performance.md §4.21)."""
-        if method != "poisson_mh" or target != "truncated_gaussian" or N not in hl.index:
-            return math.nan
-        return float(hl.loc[N, "fused_ns"] / hl.loc[N, "gather_ns"])
+        return _floor_factor(hl, method, target, N)
 
     names = {
         "efficiency": "efficiency>=0.6",
@@ -717,14 +721,20 @@ def figures(df: pd.DataFrame, out) -> None:
         out.figure("perf_efficiency", fig, caption="achieved / ideal speedup at N = 1e5")
     pr = df[df.section == "paired"] if "paired_kind" in df else df.iloc[0:0]
     if len(pr):
+        hl = df[df.section == "hotloop"].set_index("N") if "gather_ns" in df else pd.DataFrame()
         kinds = list(dict.fromkeys(pr.paired_kind))
         fig, axes = plt.subplots(1, len(kinds), figsize=(5 * len(kinds), 4.5), squeeze=False)
         for ax, kind in zip(axes[0], kinds, strict=True):
             g = pr[pr.paired_kind == kind]
+            label = "memory-floor bound"
             for x, r in enumerate(g.itertuples()):
                 v = json.loads(r.values)
                 ax.plot([x] * len(v), v, "o", color="0.6", ms=4)
                 ax.plot([x - 0.25, x + 0.25], [r.value] * 2, "k-", lw=2)
+                ff = math.nan if kind == "growth" else _floor_factor(hl, r.method, r.target, r.N)
+                if ff == ff:
+                    ax.plot([x], [r.value * ff], "bv", ms=7, label=label)
+                    label = None
             thr = GROWTH_TARGET if kind == "growth" else EFFICIENCY_TARGET
             ax.axhline(thr, color="r", ls="--", label=f"target {thr:g}")
             ax.set_xticks(
@@ -739,7 +749,8 @@ def figures(df: pd.DataFrame, out) -> None:
         out.figure(
             "perf_paired_targets",
             fig,
-            caption="efficiency and growth per interleaved round (grey) and their median (black)",
+            caption="efficiency and growth per interleaved round (grey) and their median (black); blue: "
+            "PoissonMH's TG efficiency with its candidate pass at the memory floor (performance.md §4.21)",
         )
     st = df[df.section == "startup"]
     if len(st) and "warm_first_call_s" in st:
