@@ -198,3 +198,62 @@ def test_rlr_colors_pair_cached_and_recompute_rows():
     c = rlr_colors(ms)
     assert set(c) == {"mala", "hmc5", "poisson_mala"}
     assert len(set(c.values())) == 3
+
+
+def _rlr_cells(variant: str, meds: dict[str, dict[float, float]]) -> pd.DataFrame:
+    """One run per (method, rate) of ``variant`` whose per-coordinate ESS/s is (0.5 m, m, 2 m), m = the
+    given median."""
+    return pd.DataFrame(
+        [
+            {**_row(m), "variant": variant, "target_rate": rate, "run": 0, "ess_s": [0.5 * v, v, 2.0 * v]}
+            for m, by_rate in meds.items()
+            for rate, v in by_rate.items()
+        ]
+    )
+
+
+def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
+    """exact_mh_<v>_ess_best (seed 001 Table 2): each method at its largest median ESS/s, beside the
+    paper's best rate and its printed value (HMC only on the paper's leapfrog row; the recompute row gets
+    its cached row's); tg_summarize and the markdown report select with the same function."""
+    from bench.experiments import exact_mh_report as R
+
+    v = "rlr_10d_n1e5"
+    meds = {
+        "rwm": {0.25: 3.0, 0.4: 2.0, 0.55: 1.0},
+        "mala": {0.25: 2.0, 0.4: 6.0, 0.55: 5.0},
+        "mala+recompute": {0.25: 1.0, 0.4: 1.5, 0.55: 2.0},
+        "hmc10": {0.25: 0.5, 0.4: 0.4, 0.55: 0.6},
+        "hmc2": {0.25: 0.7, 0.4: 0.2, 0.55: 0.1},
+        "poisson_mala": {0.25: 100.0, 0.4: 300.0, 0.55: 400.0},
+    }
+    out = _Out()
+    X.rlr_summarize(_rlr_cells(v, meds), {"variants": [v]}, out)
+    best = out.tables[f"exact_mh_{v}_ess_best"].set_index("method")
+    ours = {
+        "rwm": 0.25,
+        "mala": 0.4,
+        "mala+recompute": 0.55,
+        "hmc10": 0.55,
+        "hmc2": 0.25,
+        "poisson_mala": 0.55,
+    }
+    assert best["target_rate"].to_dict() == ours
+    assert best["ess_s_med"].to_dict() == {m: meds[m][r] for m, r in ours.items()}
+    assert best.loc["poisson_mala", "ess_s_max"] == 800.0 and best.loc["rwm", "ess_s_min"] == 1.5
+    paper = {"rwm": 0.25, "mala": 0.55, "mala+recompute": 0.55, "hmc10": 0.4, "poisson_mala": 0.55}
+    assert best["paper_rate"].dropna().to_dict() == paper and pd.isna(best.loc["hmc2", "paper_rate"])
+    assert best.loc["poisson_mala", "paper_value"] == "(489.3,491.8,496.5)"
+    assert best.loc["mala+recompute", "paper_value"] == best.loc["mala", "paper_value"] == "(5.0,5.1,5.2)"
+    assert best.loc["hmc10", "paper_value"] == "(.9,.9,1.0)" and best.loc["hmc2", "paper_value"] == "-"
+    assert f"exact_mh_{v}_ess" in out.figures  # the ESS/s figure of both tables, as for the TG
+    # the truncated Gaussian's Table 1 and the markdown report: the same selection
+    df = _rlr_cells(v, meds).assign(mse_t=[[0.1]] * 18, mse_mean=[[1.0]] * 18, mse_var=[[1.0]] * 18)
+    tg = _Out()
+    X.tg_summarize(df.assign(ks_min=0.0, ks_med=0.0, ks_max=0.0), {}, tg)
+    assert tg.tables["exact_mh_tg_ess_best"].set_index("method")["target_rate"].to_dict() == ours
+    md = R.best_rate_markdown(
+        R.ess_summary(df.assign(wall_cpu=float("nan")), "ess_s", X.rlr_paper(v)), X.rlr_paper(v)
+    )
+    assert "| Poisson-MALA | 0.55 | (200.0, 400.0, 800.0) | 0.55 | (489.3,491.8,496.5) |" in md
+    assert "| MALA | 0.4 | (3, 6, 12) | 0.55 | (5.0,5.1,5.2) |" in md

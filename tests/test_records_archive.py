@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-35 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-36 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
@@ -13,6 +13,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -28,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 33
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 34
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -838,3 +839,72 @@ def test_rlr_archive_section_35_runs_0_to_4_on_zen5() -> None:
     assert len(rlr) == 27 and all(c["held"] and c["runs_held"] == "5/5" for c in rlr)
     assert _beats_ratios(rlr) == ["x10.13", "x11.13", "x15.68", "x18.59", "x9.21", "x17.43"]
     _assert_same_chains(RLR_ARCHIVE_S36, "exact_mh_rlr_s33.tar.xz", 225)
+
+
+# Session 38: the exchange experiment (seed 001 Alg. 4, no paper experiment) at its paper settings, 5 runs per
+# lattice (exact_mh.md section 36).
+EXCHANGE_ARCHIVE_S38 = "exact_mh_exchange_s38.tar.xz"
+
+
+def test_exchange_archive_section_36_paper_settings(tmp_path: Path) -> None:
+    """Section 36: the 10 records are current for the experiment's paper settings (config hash), the table
+    `aggregate` rebuilds from them (``ex_summarize``) has the numbers the section states, every run's and the
+    pooled posterior mean / sd are within the section's tolerances of the exact posterior (from the grid CDF
+    the records carry), and the CPU csv sums to the stated 75.4 CPU-s."""
+    from bench import cells as C
+    from bench.experiments import get_experiment
+    from bench.outputs import Outputs
+
+    with tarfile.open(RECORDS / EXCHANGE_ARCHIVE_S38) as tf:
+        tf.extractall(tmp_path, filter="data")
+    exp = get_experiment("exact_mh_exchange")
+    settings = C.experiment_settings(exp, "paper")
+    recs = [r for _, r in C.collect_records(exp, settings, "paper", tmp_path / "cells")]
+    assert len(recs) == 10 and {r["status"] for r in recs} == {"ok"}
+    out = Outputs(tmp_path / "res", tmp_path / "figs", experiment=exp.id)
+    C.aggregate(exp, settings, recs, out)
+    assert (tmp_path / "figs" / "exact_mh_exchange_hist.png").stat().st_size > 10_000
+    t = pd.read_csv(tmp_path / "res" / "exact_mh_exchange.csv").set_index("target")
+    # runs, accept, mean, exact_mean (reference draws), sd, exact_sd, mean KS, ESS/s, aux cost / iter
+    stated = {
+        "4x4": ("enum", 5, 0.643, 0.2809, 0.2805, 0.0898, 0.0897, 0.0081, 52381, 90.7),
+        "8x8": ("cftp", 5, 0.415, 0.2115, 0.2118, 0.0428, 0.0429, 0.0109, 491, 10859),
+    }
+    cols = [
+        "aux",
+        "runs",
+        "accept",
+        "mean",
+        "exact_mean",
+        "sd",
+        "exact_sd",
+        "ks",
+        "ess_s",
+        "aux_cost_per_iter",
+    ]
+    for lat, want in stated.items():
+        got = t.loc[lat, cols]
+        assert got["aux"] == want[0] and got["runs"] == want[1], lat
+        for k, w in zip(cols[2:], want[2:], strict=True):
+            assert round(float(got[k]), 4 if w < 1 else 1 if w < 100 else 0) == w, (lat, k, got[k])
+    rows = pd.DataFrame([r["rows"][0] for r in recs])
+    # per-run extremes the section states: max KS, ESS/s range
+    ext = rows.groupby("target").agg(ks=("ks", "max"), lo=("ess_s", "min"), hi=("ess_s", "max"))
+    assert [round(v, 4) for v in ext["ks"]] == [0.0112, 0.0184]
+    assert [round(v) for v in ext["lo"]] == [47280, 465] and [round(v) for v in ext["hi"]] == [56091, 514]
+    # exact moments from the grid CDF in the records; |z| of each run's mean with the section's tau bound
+    # (4x4: 25, 8x8: 20; n = 45,000 draws) below the Bonferroni threshold 4.65 (1e-4 over 10 runs x 3 checks)
+    for lat, g in rows.groupby("target"):
+        grid, cdf = np.asarray(g["grid"].iloc[0]), np.asarray(g["cdf"].iloc[0])
+        w, mid = np.diff(cdf), 0.5 * (grid[1:] + grid[:-1])
+        mu = float(w @ mid)
+        sd = float(np.sqrt(w @ (mid - mu) ** 2))
+        assert (
+            round(mu, 4) == {"4x4": 0.2806, "8x8": 0.2118}[lat]
+            and round(sd, 4) == {"4x4": 0.0898, "8x8": 0.0429}[lat]
+        )
+        tau = {"4x4": 25.0, "8x8": 20.0}[lat]
+        z = (g["mean"] - mu) / (sd * np.sqrt(tau / 45_000))
+        assert z.abs().max() < 4.65, (lat, list(z))
+    cpu = pd.read_csv(tmp_path / "cells_cpu.csv")
+    assert len(cpu) == 10 and round(cpu["cpu_s"].sum(), 1) == 75.4

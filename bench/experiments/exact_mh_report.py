@@ -42,14 +42,6 @@ TOP_TWO = {"poisson_mala", "poisson_barker"}
 TWINS = (("poisson_mh", "rwm"), ("poisson_mala", "mala"), ("poisson_barker", "barker"))
 KS_FACTOR = 2.0  # "several times": the registered claim exact_mh.sgld_ks uses >= 2
 SPEEDUP_FRACTION = 0.6  # issue #5: per-iteration speedup >= 0.6 N/E[B]
-# seed 001 tables of each robust-regression variant, and of its best-rate-per-method view (only Table 2,
-# for d = 10 N = 1e5, is printed in the paper; for the others the paper's best rate is read off the table)
-RLR_TABLES = {"rlr_10d_n1e5": "Tables 2 / 5", "rlr_10d_n2e5": "Table 6", "rlr_50d": "Table 7"}
-RLR_BEST = {
-    "rlr_10d_n1e5": "Table 2 counterpart",
-    "rlr_10d_n2e5": "no such table in the paper; paper column = best rate of Table 6",
-    "rlr_50d": "no such table in the paper; paper column = best rate of Table 7",
-}
 METRICS = {
     "authors": (
         "ess_s",
@@ -286,23 +278,19 @@ def ess_markdown(t: pd.DataFrame) -> str:
 
 
 def best_rate_markdown(t: pd.DataFrame, paper: dict) -> str:
-    """Table 1 counterpart: each method at its best rate (largest median ESS/s), ours and the paper's."""
+    """Table 1 / 2 counterpart: each method at its best rate (largest median ESS/s, paper convention;
+    :func:`bench.experiments.exact_mh.best_rate_rows`), ours and the paper's
+    (:func:`bench.experiments.exact_mh.paper_best`)."""
     lines = [
         "| method | our best rate | ESS/s (min, med, max), paper convention | paper's best rate "
         "| paper (min, med, max) |",
         "|---|---|---|---|---|",
     ]
-    for m, g in t.groupby("method", sort=False):
-        b = g.loc[g["pc"].map(lambda v: v[1]).idxmax()]
-        vals = paper.get(m)
-        if vals:
-            meds = [parse_paper(v)[1] for v in vals]
-            j = int(np.argmax(meds))
-            prate, pval = f"{X.RATES[j]:g}", vals[j]
-        else:
-            prate, pval = "-", "-"
+    for _, b in X.best_rate_rows(t, t["pc"].map(lambda v: v[1])).iterrows():
+        pb = X.paper_best(paper, b["method"])
+        prate, pval = (f"{pb[0]:g}", pb[1]) if pb else ("-", "-")
         pc = "(" + ", ".join(_fmt(v) for v in b["pc"]) + ")"
-        lines.append(f"| {_label(m)} | {_rate(b['target_rate'])} | {pc} | {prate} | {pval} |")
+        lines.append(f"| {_label(b['method'])} | {_rate(b['target_rate'])} | {pc} | {prate} | {pval} |")
     return "\n".join(lines) + "\n"
 
 
@@ -344,7 +332,8 @@ def _claim(
     }
 
 
-def _paper_meds(paper: dict, rate: float) -> dict[str, float]:
+def paper_meds(paper: dict, rate: float) -> dict[str, float]:
+    """The paper's median ESS/s per table row at acceptance ``rate`` (rows it prints a value for)."""
     out = {}
     for m in paper:
         pv = parse_paper(X._paper(paper, m, rate))
@@ -353,8 +342,12 @@ def _paper_meds(paper: dict, rate: float) -> dict[str, float]:
     return out
 
 
-def _top_two_and_beat(meds: dict[str, float], authors: bool = False) -> tuple[list[str], bool, str, bool]:
-    """``authors=True``: the full-batch side is the ``+recompute`` rows (the seed-001 authors' uncached
+def top_two_and_beat(meds: dict[str, float], authors: bool = False) -> tuple[list[str], bool, str, bool]:
+    """The two claims at one rate from one median ESS/s per method (``meds``: a run's, the paper's, or a
+    results table's; verify/families/exact_mh.py reads them from the ESS tables): ``(top two cached
+    methods, they are Poisson-MALA and Poisson-Barker, text of the worst minibatch vs the best full batch,
+    every minibatch method beats every full-batch one)``; text ``"-"`` and False if a side is missing.
+    ``authors=True``: the full-batch side is the ``+recompute`` rows (the seed-001 authors' uncached
     full-batch code, :data:`bench.experiments.exact_mh.RECOMPUTE`) instead of the cached ones."""
     order = sorted((m for m in meds if not m.endswith(X.RECOMPUTE)), key=meds.get, reverse=True)
     top = order[:2]
@@ -372,6 +365,29 @@ def _top_two_and_beat(meds: dict[str, float], authors: bool = False) -> tuple[li
         f"(x{ratio:.2f})"
     )
     return top, set(top) == TOP_TWO, txt, ratio > 1.0
+
+
+def ratio_text(beat_txt: str) -> str:
+    """The ratio ("x43.57") of a :func:`top_two_and_beat` beat text; "-" for none."""
+    return beat_txt.split("(")[-1].rstrip(")")
+
+
+def top_text(meds: dict[str, float]) -> str:
+    """The measured side of the top-two claim: the two largest cached medians, and the third largest
+    median of all rows."""
+    top = sorted((m for m in meds if not m.endswith(X.RECOMPUTE)), key=meds.get, reverse=True)[:2]
+    nxt = sorted(meds, key=meds.get, reverse=True)[2:3]
+    txt = ", ".join(f"{_label(m)} {_fmt(meds[m])}" for m in top)
+    return txt + (f"; next {_label(nxt[0])} {_fmt(meds[nxt[0]])}" if nxt else "")
+
+
+def paper_texts(pm: dict[str, float]) -> tuple[str, str]:
+    """The paper's side of the top-two and beat claims at one rate (``pm``: :func:`paper_meds`): its
+    top two with their medians, and its worst minibatch / best full batch ratio ("-" if none)."""
+    if not pm:
+        return "-", "-"
+    ptop, _, pbeat, _ = top_two_and_beat(pm)
+    return ", ".join(f"{_label(m)} {pm[m]:g}" for m in ptop), ratio_text(pbeat)
 
 
 def _paired_meds(g: pd.DataFrame, col: str, a: str, b: str) -> tuple[float, float, list[int]]:
@@ -394,7 +410,7 @@ def paired_claims(g: pd.DataFrame, col: str, authors: bool = False) -> tuple[boo
     both compared methods have (records merged from several sessions can hold 8 runs of one method and 2
     of another; comparing their all-run means would compare different replicates). Returns
     ``(top_two_held, beat_text, beat_held)``; the beat text names the worst (minibatch, full batch) pair,
-    its values on their common runs and the ratio; ``authors`` as in :func:`_top_two_and_beat`."""
+    its values on their common runs and the ratio; ``authors`` as in :func:`top_two_and_beat`."""
     methods = list(dict.fromkeys(g["method"]))
     cached = [m for m in methods if not m.endswith(X.RECOMPUTE)]
     top_ok = TOP_TWO <= set(cached) and all(
@@ -442,11 +458,9 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
     for rate in sorted(df["target_rate"].dropna().unique()):
         agg = {r["method"]: r["ess_s_med"] for _, r in pc[pc["target_rate"] == rate].iterrows()}
         g_rate = df[df["target_rate"].map(_key) == _key(rate)]
-        top = sorted((m for m in agg if not m.endswith(X.RECOMPUTE)), key=agg.get, reverse=True)[:2]
         top_ok, beat_txt, beat_ok = paired_claims(g_rate, col)
         capped = set(g_rate.loc[np.asarray(capped_coords(g_rate, col)) > 0, "method"])
-        pm = _paper_meds(paper, rate)
-        ptop, _, pbeat, _ = _top_two_and_beat(pm)
+        ptop_txt, pbeat_txt = paper_texts(paper_meds(paper, rate))
         runs_top, runs_beat = [], []
         every = set(g_rate["method"])
         for run in sorted(pr["run"].unique()):
@@ -458,21 +472,17 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                 runs_top.append((run, (txt, None)))
                 runs_beat.append((run, (txt, None)))
                 continue
-            t2, ok2, bt, okb = _top_two_and_beat(meds)
+            t2, ok2, bt, okb = top_two_and_beat(meds)
             runs_top.append((run, (", ".join(_label(m) for m in t2) + (" ✓" if ok2 else " ✗"), ok2)))
-            runs_beat.append((run, (bt.split("(")[-1].rstrip(")") + (" ✓" if okb else " ✗"), okb)))
-        top_txt = ", ".join(f"{_label(m)} {_fmt(agg[m])}" for m in top)
-        nxt = sorted(agg, key=agg.get, reverse=True)[2:3]
-        if nxt:
-            top_txt += f"; next {_label(nxt[0])} {_fmt(agg[nxt[0]])}"
+            runs_beat.append((run, (ratio_text(bt) + (" ✓" if okb else " ✗"), okb)))
         out.append(
             _claim(
                 table,
                 "Poisson-MALA & Poisson-Barker top two (median ESS/s)",
                 rate,
                 metric,
-                _cap_note(top_txt, capped),
-                ", ".join(f"{_label(m)} {pm[m]:g}" for m in ptop) if pm else "-",
+                _cap_note(top_text(agg), capped),
+                ptop_txt,
                 top_ok,
                 runs_top,
             )
@@ -484,7 +494,7 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                 rate,
                 metric,
                 _cap_note(beat_txt, capped),
-                pbeat.split("(")[-1].rstrip(")") if pbeat != "-" else "-",
+                pbeat_txt,
                 beat_ok,
                 runs_beat,
             )
@@ -501,8 +511,8 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                         txt = "incomplete (no " + ", ".join(_label(m) for m in lack) + ")"
                         runs_a.append((run, (txt, None)))
                         continue
-                    _, _, bt, okb = _top_two_and_beat(meds, authors=True)
-                    runs_a.append((run, (bt.split("(")[-1].rstrip(")") + (" ✓" if okb else " ✗"), okb)))
+                    _, _, bt, okb = top_two_and_beat(meds, authors=True)
+                    runs_a.append((run, (ratio_text(bt) + (" ✓" if okb else " ✗"), okb)))
             out.append(
                 _claim(
                     table,
@@ -510,7 +520,7 @@ def ess_claims(df: pd.DataFrame, col: str, metric: str, paper: dict, table: str)
                     rate,
                     metric,
                     _cap_note(a_txt, capped),
-                    pbeat.split("(")[-1].rstrip(")") if pbeat != "-" else "-",
+                    pbeat_txt,
                     a_ok,
                     runs_a,
                 )
@@ -724,10 +734,8 @@ def build_report(
         df, bad = load_cells(results, "exact_mh_rlr")
         df = attach_cpu(df, cpu)
         for v, sub in df.groupby("variant", sort=False):
-            paper = dict(X.P_RLR[v])
-            if "hmc" in paper:  # as exact_mh.rlr_summarize: only the paper's leapfrog count gets the value
-                paper[f"hmc{X.P_RLR_HMC_STEPS[v]}"] = paper.pop("hmc")
-            tables = RLR_TABLES.get(v, "no paper table")
+            paper = X.rlr_paper(v)  # only the paper's leapfrog count gets the HMC value
+            tables = X.RLR_TABLES.get(v, "no paper table")
             parts.append(
                 f"\n## Robust regression {v} (seed 001 §5.2, {tables}): {len(sub)} cells ok, "
                 f"{len(bad)} not ok {bad}; paper HMC column = {X.P_RLR_HMC_STEPS[v]} leapfrog steps\n"
@@ -742,8 +750,8 @@ def build_report(
                 parts.append(f"\n### ESS convention: {k}\n\n" + ess_markdown(t) + _missing_note(k, missing))
                 if k == "authors":
                     parts.append(
-                        f"\n### Best rate per method ({RLR_BEST.get(v, 'no paper table')}), authors' ESS\n\n"
-                        + best_rate_markdown(t, paper)
+                        f"\n### Best rate per method ({X.RLR_BEST.get(v, 'no paper table')}), "
+                        "authors' ESS\n\n" + best_rate_markdown(t, paper)
                     )
                 claims += ess_claims(ok, col, k, paper, f"RLR {v} ({tables})")
     parts.append("\n## Claims (issue #5)\n\n" + claims_markdown(claims))
