@@ -232,3 +232,31 @@ def test_authors_gradient_variants_cells_and_claim():
         "hmc",
         "hmc+authors_grad",
     ]
+
+
+def test_verify_mnist_claim_rows_read_the_experiments_verdicts(tmp_path, monkeypatch):
+    """verify's MNIST claim rows are the experiment's per-(data set, step) verdicts (one implementation):
+    held iff held at every setting; a setting where Tuna-SGLD is not sooner makes the Tuna-SGLD claim
+    fail and names it, leaving the minibatch-beats-full claim held; no table (or no row of a claim) gives
+    'not run', never a verdict."""
+    from verify.families import exact_mh as V
+
+    monkeypatch.setattr(V, "RESULTS", tmp_path)
+
+    def rows(df: pd.DataFrame | None) -> dict:
+        p = tmp_path / "exact_mh_mnist_claims.csv"
+        p.unlink(missing_ok=True)
+        if df is not None:  # as the workflow writes it (the verdicts as CSV text)
+            X.mnist_claims_table(X.mnist_levels_table(df, S), S).to_csv(p, index=False)
+        return {r["claim_id"]: r for r in V._mnist_claims()}
+
+    two = pd.concat([_frame(), _frame(sgld_hit=6000).assign(step=4e-3)], ignore_index=True)
+    r = rows(two)
+    assert r["exact_mh.tuna_sgld_faster"]["holds"] is False
+    assert r["exact_mh.tuna_sgld_faster"]["measured"].startswith("1/2 ")
+    assert "not at mnist_3v5 eps=0.004" in r["exact_mh.tuna_sgld_faster"]["measured"]
+    assert r["exact_mh.mnist.minibatch_beats_full"]["holds"] is True
+    assert r["exact_mh.mnist.minibatch_beats_full"]["measured"].startswith("2/2 ")
+    assert r["exact_mh.mnist.minibatch_beats_full_authors"]["holds"] is None  # no authors' variants run
+    assert rows(_frame())["exact_mh.tuna_sgld_faster"]["holds"] is True
+    assert all(x["holds"] is None and x["measured"] == "not run" for x in rows(None).values())

@@ -1044,8 +1044,8 @@ def _mnist_plot(ax, r, x: str, **kw) -> None:
 
 
 def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
-    """Tables: per-cell time to ``target_acc`` (``exact_mh_mnist_time_to_acc``, read by the claim
-    check of verify/families/exact_mh.py), time to several accuracy levels, claim rows; figures:
+    """Tables: per-cell time to ``target_acc`` (``exact_mh_mnist_time_to_acc``), time to several
+    accuracy levels, claim rows (``exact_mh_mnist_claims``, which verify's MNIST claim rows read); figures:
     Figs. 2/13 (per data set, a panel per step, all methods), 10 (a panel per method, all steps),
     11 (each method at its best step, vs time and vs iterations), 12 (Tuna-SGLD K x step)."""
     import matplotlib.pyplot as plt
