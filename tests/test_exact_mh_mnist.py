@@ -239,12 +239,16 @@ def test_verify_mnist_claim_rows_read_the_experiments_verdicts(tmp_path, monkeyp
     held iff held at every setting; a setting where Tuna-SGLD is not sooner makes the Tuna-SGLD claim
     fail and names it, leaving the minibatch-beats-full claim held; no table (or no row of a claim) gives
     'not run', never a verdict."""
+    from verify.checks import RESULTS_ENV
     from verify.families import exact_mh as V
 
-    monkeypatch.setattr(V, "RESULTS", tmp_path)
+    monkeypatch.setenv(RESULTS_ENV, "")  # recorded, so whatever a test sets is undone
+    monkeypatch.delenv(RESULTS_ENV)
+    monkeypatch.chdir(tmp_path)  # verify reads results/ of the working directory (the workflow's)
+    (tmp_path / "results").mkdir()
 
     def rows(df: pd.DataFrame | None) -> dict:
-        p = tmp_path / "exact_mh_mnist_claims.csv"
+        p = tmp_path / "results" / "exact_mh_mnist_claims.csv"
         p.unlink(missing_ok=True)
         if df is not None:  # as the workflow writes it (the verdicts as CSV text)
             X.mnist_claims_table(X.mnist_levels_table(df, S), S).to_csv(p, index=False)

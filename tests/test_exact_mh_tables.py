@@ -101,7 +101,7 @@ def test_verify_claim_against_the_authors_full_batch_timing(tmp_path, monkeypatc
         }
         return pd.DataFrame({"method": list(meds), "target_rate": 0.4, "ess_s_med": list(meds.values())})
 
-    monkeypatch.setattr(VF, "RESULTS", tmp_path)
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
     for pmh, held in ((3.5, True), (2.4, False)):
         table(pmh).to_csv(tmp_path / "exact_mh_tg_ess.csv", index=False)
         rows = {r["claim_id"]: r for r in VF._claims(quick=True)}

@@ -105,7 +105,7 @@ def _rlr_claim_rows(tmp_path, monkeypatch, variant: str, by_rate: dict[float, di
         for rate, meds in by_rate.items()
         for m, v in meds.items()
     ]
-    monkeypatch.setattr(F, "RESULTS", tmp_path)
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
     X.rlr_summarize(pd.DataFrame(cells), {"variants": [variant]}, Out())
     return {r["claim_id"]: r for r in F._claims(quick=True)}
 

@@ -104,3 +104,28 @@ def test_cli_quick_verify_baselines(tmp_path):
 def test_quick_verify_all_families(tmp_path):
     """The whole ``mcmc-bench verify --quick`` (every family's registered checks)."""
     assert R.verify_main(quick=True, out_dir=tmp_path, log=None) == 0
+
+
+def test_claims_read_the_results_of_the_working_directory(tmp_path, monkeypatch):
+    """Claim checks read ./results of the working directory (``snakemake -d DIR`` runs verify in DIR),
+    or $MCMC_BENCH_RESULTS, which ``mcmc-bench verify --results-dir`` sets; never the source checkout's."""
+    import argparse
+
+    import verify.runner
+    from verify.checks import RESULTS_ENV, results_dir
+    from verify.cli import register
+
+    monkeypatch.setenv(RESULTS_ENV, "")  # recorded, so whatever a test sets is undone
+    monkeypatch.delenv(RESULTS_ENV)
+    monkeypatch.chdir(tmp_path)
+    assert results_dir() == tmp_path / "results"
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    seen = []
+    monkeypatch.setattr(verify.runner, "verify_main", lambda **kw: seen.append(results_dir()) or 0)
+    for argv, want in (
+        (["verify", "--quick"], tmp_path / "results"),
+        (["verify", "--results-dir", "run1/results"], tmp_path / "run1" / "results"),
+    ):
+        args = parser.parse_args(argv)
+        assert args.func(args) == 0 and seen[-1] == want

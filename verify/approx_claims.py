@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from verify import approx_checks as C
 from verify import approx_matrix as AM
+from verify.checks import results_dir
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 ORDER = ["mh_minibatch", "austere_mh_nc", "austere_mh_c", "mh_sublhd"]
 
 
@@ -38,7 +37,7 @@ def claim_batch_order(quick: bool) -> list[dict]:
         ("approx_table1", "Table 1 (GMM) ordering of mean minibatch size"),
         ("approx_table2", "Table 2 (MNIST 1v7) ordering of mean minibatch size"),
     ):
-        f = RESULTS / f"{name}.csv"
+        f = results_dir() / f"{name}.csv"
         if f.exists():
             df = pd.read_csv(f)
             for key, g in df.groupby(df.columns[0]) if "dataset" in df.columns else [("", df)]:
@@ -49,7 +48,7 @@ def claim_batch_order(quick: bool) -> list[dict]:
                         C.PAPER_S,
                         stmt,
                         means,
-                        str(f.relative_to(RESULTS.parent)),
+                        f"results/{name}.csv",
                     )
                 )
     if rows:

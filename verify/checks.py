@@ -14,9 +14,21 @@ A check returns rows for one of three tables:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+RESULTS_ENV = "MCMC_BENCH_RESULTS"
+
+
+def results_dir() -> Path:
+    """Where claim checks read the experiments' tables: ``$MCMC_BENCH_RESULTS`` (set by ``mcmc-bench
+    verify --results-dir``), else ``results/`` of the working directory, i.e. the workflow's
+    (``snakemake -d DIR`` runs every job in DIR), never the source checkout's."""
+    return Path(os.environ.get(RESULTS_ENV, "results")).resolve()
+
 
 THEORY_COLUMNS = ["check", "paper", "theorem", "params", "bound", "measured", "holds", "slack"]
 CLAIM_COLUMNS = ["claim_id", "paper", "statement", "evidence", "measured", "holds"]

@@ -19,7 +19,6 @@ Claim rows (kind "claim"): read results/ written by bench/experiments/exact_mh.p
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -39,7 +38,7 @@ from verify import enumerate as E
 from verify import exact_mh_drive as DR
 from verify import exact_mh_matrices as XMAT
 from verify import markov as MK
-from verify.checks import Check
+from verify.checks import Check, results_dir
 
 FAM = "exact_mh"
 S001 = "seed 001 (Yuan & Wang)"
@@ -49,7 +48,6 @@ CHI = 0.5
 SIGMA_LATTICE = 0.4
 K_LATTICE = 2
 DB_REL_TOL = 1e-10
-RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def _exact_row(check, paper, method, target, statistic, value, threshold, passed, detail=""):
@@ -677,7 +675,7 @@ def _theory(quick: bool) -> list[dict]:
 
 # ============================================================================ claims
 def _read(name: str) -> pd.DataFrame | None:
-    p = RESULTS / f"{name}.csv"
+    p = results_dir() / f"{name}.csv"
     return pd.read_csv(p) if p.is_file() else None
 
 
