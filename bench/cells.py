@@ -7,7 +7,12 @@ Settings
     ``experiment_settings(exp, scale, overrides)`` = ``exp.settings[scale]`` deep-merged with the
     workflow config's ``overrides[exp.id]["settings"]`` when ``overrides[exp.id]["scale"]`` is that
     scale (unknown keys are rejected; every override carries a written ``reason``, enforced by the
-    config schema).
+    config schema); replicate counts (``grid_keys``) must be positive integers.
+Config
+    ``validate_config(cfg, where)``: a workflow config, merged on config/default.yaml as Snakemake merges
+    ``--configfile``, against workflow/schemas/config.schema.yaml (unknown keys, bad values, missing
+    reasons), plus what the schema cannot know: experiment ids in ``experiments`` and ``overrides`` are
+    registered. The CLI's ``--config`` goes through it.
 Seeds
     One :class:`numpy.random.SeedSequence` per cell: entropy = the config's ``root_seed``, spawn key
     = four 32-bit words of ``sha256("<experiment>/<cell>")``. It depends only on the root seed and
@@ -62,6 +67,10 @@ STATUS_UNAVAILABLE = "data unavailable"
 STATUS_ERROR = "error"
 STATUSES = (STATUS_OK, STATUS_UNAVAILABLE, STATUS_ERROR)
 SCALES = ("paper", "smoke")
+REPO = Path(__file__).resolve().parents[1]
+CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+DEFAULT_CONFIG = REPO / "config" / "default.yaml"
+MAX_GROWN_CELLS = 200_000  # find_cell(grow=True) stops doubling the replicate counts beyond this
 CELL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$")
 DEFAULT_ROOT_SEED = 20261122
 RECORD_FIELDS = ("experiment", "cell", "config_hash", "seed", "wall_seconds", "status")
@@ -106,7 +115,81 @@ def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = No
     if scale not in exp.settings:
         raise ValueError(f"experiment {exp.id!r} has no {scale!r} settings")
     over = applicable_override(exp.id, scale, overrides)
-    return _deep_merge(exp.settings[scale], over.get("settings") or {}, f"overrides.{exp.id}")
+    out = _deep_merge(exp.settings[scale], over.get("settings") or {}, f"overrides.{exp.id}")
+    for k in exp.grid_keys:  # replicate counts: range(v) of a str or float fails late or not at all
+        v = out[k]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(
+                f"experiment {exp.id!r}: {k} (a replicate count) must be a positive integer, got {v!r}"
+            )
+    return out
+
+
+def _differing(a: dict, b: dict) -> list[str]:
+    """Keys whose values differ between ``a`` and ``b`` (compared as JSON, so NaN equals NaN and a tuple
+    its list, as after the JSON round trip of a workflow file or argument)."""
+
+    def canon(v: Any) -> str:
+        return json.dumps(v, sort_keys=True, default=_jsonable)
+
+    return sorted(k for k in {**a, **b} if k not in a or k not in b or canon(a[k]) != canon(b[k]))
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """``over`` deep-merged on ``base``, as Snakemake merges ``--configfile`` on config/default.yaml."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
+    return out
+
+
+def validate_config(cfg: Any, where: str) -> None:
+    """ValueError naming ``where`` and the offending key unless ``cfg`` is a valid workflow config.
+
+    ``cfg`` merged on config/default.yaml must satisfy workflow/schemas/config.schema.yaml (no unknown
+    key, scales paper/smoke, every override with scale, settings and a written reason), and every id
+    in ``experiments`` and ``overrides`` must be a registered experiment. A config the workflow wrote
+    for one experiment's cells (results/config/<exp>[.cells].json, which carries ``resolved_settings``)
+    has its overrides' reasons left out; it is accepted only if its ``resolved_settings`` are exactly
+    what its overrides give (so that key cannot stand in for a reason)."""
+    import jsonschema
+    import yaml
+
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{where}: a config must be a mapping, got {type(cfg).__name__}")
+    schema = yaml.safe_load(CONFIG_SCHEMA.read_text())
+    written = "resolved_settings" in cfg
+    if written:
+        schema["properties"]["overrides"]["additionalProperties"]["required"].remove("reason")
+    body = _merged(yaml.safe_load(DEFAULT_CONFIG.read_text()), cfg)
+    body.pop("resolved_settings", None)
+    errors = jsonschema.validators.validator_for(schema)(schema).iter_errors(body)
+    msgs = sorted(f"{'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors)
+    if msgs:
+        raise ValueError(f"{where}: invalid config (workflow/schemas/config.schema.yaml): {'; '.join(msgs)}")
+    sel = body["experiments"] if isinstance(body["experiments"], list) else []
+    if not (sel or body["overrides"] or written):
+        return
+    from bench.experiments import all_experiments
+
+    known = all_experiments()
+    for key, ids in (("experiments", sel), ("overrides", body["overrides"])):
+        unknown = sorted(set(ids) - set(known))
+        if unknown:
+            raise ValueError(f"{where}: {key}: unknown experiment(s) {unknown}; known: {', '.join(known)}")
+    if written:
+        if len(sel) != 1 or not isinstance(cfg["resolved_settings"], dict):
+            raise ValueError(
+                f"{where}: resolved_settings (written by the workflow) needs experiments: [<id>]"
+            )
+        exp = known[sel[0]]
+        mine = cell_settings(exp, experiment_settings(exp, body["scale"], body["overrides"]))
+        diff = _differing(mine, cell_settings(exp, cfg["resolved_settings"]))
+        if diff:
+            raise ValueError(
+                f"{where}: resolved_settings differ from what its overrides give in {diff}; "
+                f"rewrite it (snakemake --forcerun {where})"
+            )
 
 
 def enumerate_cells(exp: Experiment, settings: dict) -> list[dict]:
@@ -129,14 +212,33 @@ def enumerate_cells(exp: Experiment, settings: dict) -> list[dict]:
     return cells
 
 
-def find_cell(exp: Experiment, settings: dict, cell_id: str) -> dict:
-    """The params of cell ``cell_id`` (ValueError listing a few known ids if absent)."""
+def find_cell(exp: Experiment, settings: dict, cell_id: str, grow: bool = False) -> dict:
+    """The params of cell ``cell_id`` (ValueError listing a few known ids if absent). ``grow``: also
+    look among the cells of higher replicate counts (``grid_keys`` doubled while that adds cells, up to
+    MAX_GROWN_CELLS cells), since the workflow's cell configs leave counts raised by overrides out."""
     cells = enumerate_cells(exp, settings)
+    while (
+        grow and exp.grid_keys and all(p["cell"] != cell_id for p in cells) and len(cells) < MAX_GROWN_CELLS
+    ):
+        settings = {**settings, **{k: 2 * settings[k] for k in exp.grid_keys}}
+        grown = enumerate_cells(exp, settings)
+        grow, cells = len(grown) > len(cells), grown
     for p in cells:
         if p["cell"] == cell_id:
             return p
     few = ", ".join(c["cell"] for c in cells[:8]) + (" ..." if len(cells) > 8 else "")
     raise ValueError(f"experiment {exp.id!r} has no cell {cell_id!r}; cells: {few}")
+
+
+def check_cell_params(exp: Experiment, settings: dict, params: dict) -> None:
+    """ValueError unless ``params`` (given from outside, e.g. ``--params-json``) are the params the
+    enumeration gives cell ``params["cell"]`` (:func:`find_cell` with ``grow``)."""
+    own = find_cell(exp, settings, params["cell"], grow=True)
+    diff = _differing(own, params)
+    if diff:
+        shown = [(k, *(repr(d[k]) if k in d else "(absent)" for d in (params, own))) for k in diff]
+        detail = ", ".join(f"{k}={given} (cell: {theirs})" for k, given, theirs in shown)
+        raise ValueError(f"params of {exp.id}/{params['cell']} disagree with the cell's own params: {detail}")
 
 
 # ------------------------------------------------------------------------------ seeds

@@ -12,7 +12,8 @@
                    file) and write a status JSON (missing data: status "data unavailable")
 
 ``--config FILE`` is a workflow config (YAML/JSON, same keys as config/default.yaml: ``scale``,
-``root_seed``, ``overrides``, ``mirror``, ``data_dir``, ``experiments``).
+``root_seed``, ``overrides``, ``mirror``, ``data_dir``, ``experiments``), checked like the workflow's
+(:func:`bench.cells.validate_config`: the schema workflow/schemas/config.schema.yaml and registered ids).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from bench.outputs import atomic_write_text
 
 # ------------------------------------------------------------------------------ config
 def load_config(path: str | None) -> dict[str, Any]:
-    """Read a workflow config (YAML or JSON); ``None`` -> empty config."""
+    """Read a workflow config (YAML or JSON) and validate it; ``None`` -> empty config."""
     if path is None:
         return {}
     p = Path(path)
@@ -41,8 +42,9 @@ def load_config(path: str | None) -> dict[str, Any]:
         cfg = yaml.safe_load(p.read_text()) or {}
     except yaml.YAMLError as e:
         raise ValueError(f"{path}: not valid YAML/JSON ({e})") from None
-    if not isinstance(cfg, dict):
-        raise ValueError(f"{path}: a config must be a mapping")
+    from bench.cells import validate_config
+
+    validate_config(cfg, str(path))
     return cfg
 
 
@@ -98,15 +100,22 @@ def _cmd_cells(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cell_params(text: str, cell: str) -> dict:
+def _cell_params(text: str, cell: str, exp, settings: dict) -> dict:
     """Params given as JSON (the workflow passes each cell its params, so that a cell's config file
-    need not hold the grid keys); must be an object whose ``"cell"`` is ``cell``."""
+    need not hold the grid keys); must be an object whose ``"cell"`` is ``cell`` and equal the cell's
+    own params (:func:`bench.cells.check_cell_params`)."""
+    from bench.cells import check_cell_params
+
     try:
         params = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"--params-json is not valid JSON ({e})") from None
     if not isinstance(params, dict) or params.get("cell") != cell:
         raise ValueError(f'--params-json must be a JSON object with "cell": {cell!r}, got {text[:80]!r}')
+    try:
+        check_cell_params(exp, settings, params)
+    except ValueError as e:
+        raise ValueError(f"--params-json: {e}") from None
     return params
 
 
@@ -117,9 +126,11 @@ def _cmd_cell(args: argparse.Namespace) -> int:
     scale = _scale(args, cfg)
     exp, settings = _settings(args.experiment, scale, cfg)
     params = (
-        _cell_params(args.params_json, args.cell) if args.params_json else find_cell(exp, settings, args.cell)
+        _cell_params(args.params_json, args.cell, exp, settings)
+        if args.params_json
+        else find_cell(exp, settings, args.cell)
     )
-    out = Path(args.out or Path(cfg.get("cells_dir", "results/cells")) / exp.id / f"{args.cell}.json")
+    out = Path(args.out or Path("results/cells") / exp.id / f"{args.cell}.json")
     if args.skip_finished and is_finished(out, current_hashes(exp, scale, settings, params)):
         print(f"{out}: finished already (skipped)", file=sys.stderr)
         return 0

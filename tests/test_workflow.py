@@ -502,6 +502,20 @@ def test_snakemake_dry_run(tmp_path, args):
         assert rule in text
 
 
+def test_snakemake_rejects_an_override_of_an_unknown_experiment(tmp_path):
+    """The workflow applies the checks of `mcmc-bench cell --config` (bench.cells.validate_config): a
+    misspelt experiment id under `overrides` stops the DAG with a message naming it (the schema alone
+    lets it through and the override would be silently ignored)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "overrides:\n  exact_mh_exchangee:\n    reason: a misspelt experiment id in this override\n"
+        "    scale: smoke\n    settings: {runs: 2}\n"
+    )
+    r = _snakemake(["-n", "--configfile", str(REPO / "config" / "smoke.yaml"), str(bad)], tmp_path)
+    assert r.returncode != 0
+    assert "unknown experiment(s) ['exact_mh_exchangee']" in r.stdout + r.stderr
+
+
 def test_download_rule_records_unavailable_data(tmp_path):
     """MiniBooNE cannot be fetched here: the rule succeeds and writes status 'data unavailable'."""
     r = _snakemake(

@@ -39,8 +39,16 @@ from bench.cells import (  # noqa: E402
     cell_settings,
     enumerate_cells,
     experiment_settings,
+    validate_config,
 )
 from bench.experiments import all_experiments, get_experiment  # noqa: E402
+
+# the same checks as `mcmc-bench cell --config` (bench.cells.validate_config): beyond the schema,
+# every id under `experiments` and `overrides` must be a registered experiment
+try:
+    validate_config(dict(config), "workflow config")
+except ValueError as _err:
+    raise WorkflowError(str(_err)) from None
 
 _sel = config.get("experiments", "all")
 EXPERIMENT_IDS = list(all_experiments()) if _sel == "all" else [get_experiment(e).id for e in _sel]
