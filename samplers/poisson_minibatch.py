@@ -47,6 +47,10 @@ SLOT_AHEAD = 48
 RESOLVE_AHEAD = 12
 _LINE = 64  # bytes
 _HUGE = 2 << 20  # bytes: a transparent huge page
+# cap on a draw's Poisson rate Lambda (the expected number of candidates B): far above any useful minibatch
+# (N <= ~1e7 data), far below where the int64 count or its buffers overflow (Lambda ~ 9e18). A rate that is
+# NaN, inf, negative or above the cap (huge lam_mult / chi) is an error, not a draw (:func:`check_rate`)
+RATE_CAP = 1e12
 
 
 @njit(cache=True)
@@ -81,7 +85,13 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
 
 @njit(cache=True, inline="always")
 def _open_draw(Lam: float, rng, buf: np.ndarray):
-    """``B ~ Poisson(Lam)``, the draw's uniform stream, and ``buf`` regrown (doubling) if B exceeds it."""
+    """``B ~ Poisson(Lam)``, the draw's uniform stream, and ``buf`` regrown (doubling) if B exceeds it.
+    ValueError if ``Lam`` is not in ``[0, RATE_CAP]`` (one comparison a draw: same draws otherwise)."""
+    if not (Lam >= 0.0 and Lam <= RATE_CAP):
+        raise ValueError(
+            "Poisson minibatch rate (expected batch size) is NaN, negative or above RATE_CAP = 1e12: "
+            "lower lam_mult / chi (or the step)"
+        )
     B = rng.poisson(Lam)
     st = new_stream(rng)
     if B > buf.shape[0]:
@@ -182,8 +192,19 @@ def keep(st, B: int, b: int, a_i: float, phi: float, b_i: float) -> bool:
     return coin(st, B, b) * (a_i + b_i) < a_i + phi
 
 
+def check_rate(Lam: float, what: str) -> None:
+    """ValueError unless the Poisson rate ``Lam`` (``what``: the hyperparameters it comes from) is finite,
+    >= 0 and at most ``RATE_CAP`` (checked once at setup; :func:`_open_draw` checks every draw)."""
+    if not (0.0 <= Lam <= RATE_CAP):
+        raise ValueError(
+            f"Poisson minibatch rate {Lam!r} (expected batch size) is not finite or exceeds "
+            f"RATE_CAP = {RATE_CAP:g}: lower {what}"
+        )
+
+
 def candidate_buffer(Lam: float) -> np.ndarray:
     """Initial candidate buffer sized for Poisson(Lam) with ample headroom."""
+    check_rate(Lam, "the rate")
     return np.empty(int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64), dtype=np.int64)
 
 

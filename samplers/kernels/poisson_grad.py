@@ -34,7 +34,7 @@ from samplers.hotloop import (
     prefetch_first_candidates,
     prefetch_row,
 )
-from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, grow, poisson_mh_init
+from samplers.kernels.poisson_mh import ERR_PHI_BOUND, bound_ok, dense_recount, grow, poisson_mh_init
 from samplers.poisson_minibatch import (
     RESOLVE_AHEAD,
     ROW_A,
@@ -256,6 +256,7 @@ def poisson_grad_sample(
     sigma: float,
     h: float,
     K: int,
+    dense: bool,
     rng,
     thin: int,
 ):
@@ -295,6 +296,8 @@ def poisson_grad_sample(
             acc[it] = a
             nev[it] = B
             dev[it] = de
+            if dense:  # counts="dense": the authors' O(N) bookkeeping, timed; the chain is unchanged
+                dev[it] += dense_recount(t, theta, buf, B, err)
         if (it + 1) % thin == 0:
             samples[(it + 1) // thin - 1] = theta
     return samples, acc, nev, dev

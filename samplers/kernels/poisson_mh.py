@@ -27,9 +27,12 @@ import numpy as np
 from numba import njit
 
 from samplers.hotloop import (
+    ll_one,
     ll_pair,
     log_accumulate,
     log_flush,
+    one_dot,
+    one_quadratic,
     packed,
     pair_dot,
     pair_quadratic,
@@ -52,10 +55,13 @@ from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, phi_i
 
 ERR_NONE, ERR_PHI_BOUND, ERR_TUNA_BOUND, ERR_BAD_RATE = 0, 1, 2, 3
+ERR_SGLD_GRAD = 10  # Tuna-SGLD (samplers.kernels.tuna_sgld): a NaN / inf minibatch gradient
 ERR_MESSAGES = {
     ERR_PHI_BOUND: "PoissonMH bound violated: phi_i(theta) outside [0, M_i] for datum {i}",
     ERR_TUNA_BOUND: "TunaMH bound violated: |U_i(theta') - U_i(theta)| > c_i M(theta, theta') for datum {i}",
     ERR_BAD_RATE: "non-positive Poisson rate for datum {i} (lambda too small or M_i = 0)",
+    ERR_SGLD_GRAD: "Tuna-SGLD: the minibatch gradient (drift) is NaN or inf in coordinate {i} "
+    "(data with NaN/inf or overflowing values, or a step / state where the gradient overflows)",
 }
 
 
@@ -64,6 +70,50 @@ def bound_ok(phi: float, Mi: float) -> bool:
     """``0 <= phi <= M_i`` up to a relative tolerance of 1e-9 (rounding at the box corners)."""
     tol = 1e-9 * Mi + 1e-12
     return phi >= -tol and phi <= Mi + tol
+
+
+COUNTS_MODES = ("sparse", "dense")
+
+
+def counts_flag(counts: str) -> bool:
+    """``counts="sparse"`` (the kernels as published: the draws in a length-B buffer, O(B) an iteration)
+    or ``"dense"``: plus the seed-001 authors' bookkeeping (:func:`dense_recount`), a timing variant of
+    the minibatch side as ``energy="recompute"`` is of the full-batch side. True for dense."""
+    if counts not in COUNTS_MODES:
+        raise ValueError(f"counts must be one of {COUNTS_MODES}, got {counts!r}")
+    return counts == "dense"
+
+
+@njit(cache=True)
+def dense_recount(t: TallData, theta: np.ndarray, buf: np.ndarray, B: int, err: np.ndarray) -> int:
+    """The authors' Poisson minibatch bookkeeping after a step (notes exact_minibatch_mh.md §9 item 5): a
+    length-N count vector allocated, filled from the step's draws ``buf[:B]`` (its thinned-out
+    candidates too: >= 99 % are kept on the paper's problems), scanned over all N for the minibatch S,
+    and phi_i(theta) recomputed on S, each checked against [0, M_i] as a kernel checks its candidates
+    (``err`` set on a violation; the check also keeps the compiler from dropping the work), by the
+    kernels' array-argument one-point forms (no per-call reference counting of ``t``). Reads
+    the chain's state only, so the chain is the same as with ``counts="sparse"``. Returns |S|."""
+    kind, X, y, w, beta, nu, shift, M = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.shift, t.M
+    n = X.shape[0]
+    s = np.zeros(n, dtype=np.int64)
+    for b in range(B):
+        s[buf[b]] += 1
+    nS = 0
+    crlr = -beta * 0.5 * (nu + 1.0)
+    for i in range(n):
+        if s[i] > 0:
+            nS += 1
+            if kind == TG or kind == GAUSS:  # as the kernels: the one-point forms LLVM inlines
+                ll = one_quadratic(X, w, beta, i, theta)
+            elif kind == RLR:
+                r = one_dot(X, y[i], i, theta)
+                ll = crlr * math.log1p(r * r / nu)
+            else:
+                ll = ll_one(kind, X, y, w, beta, nu, i, theta)
+            if not bound_ok(ll + shift[i], M[i]) and err[0] == 0:
+                err[0] = ERR_PHI_BOUND
+                err[1] = i
+    return nS
 
 
 @njit(cache=True)
@@ -258,6 +308,7 @@ def poisson_mh_sample(
     sigma: float,
     h: float,
     K: int,
+    dense: bool,
     rng,
     thin: int,
 ):
@@ -294,6 +345,8 @@ def poisson_mh_sample(
             acc[it] = a
             nev[it] = B
             dev[it] = de
+            if dense:  # counts="dense": the authors' O(N) bookkeeping, timed; the chain is unchanged
+                dev[it] += dense_recount(t, theta, buf, B, err)
         if (it + 1) % thin == 0:
             samples[(it + 1) // thin - 1] = theta
     return samples, acc, nev, dev

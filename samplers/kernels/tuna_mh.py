@@ -120,7 +120,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
             du = l0 - l1
-        if abs(du) > cm * (1.0 + 1e-9) + 1e-12:
+        if not (abs(du) <= cm * (1.0 + 1e-9) + 1e-12):  # a NaN du (or c_i) is a bound error too
             err[0] = ERR_TUNA_BOUND
             err[1] = i
             return np.nan, B, nk, buf, kept_i

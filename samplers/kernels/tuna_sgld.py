@@ -25,12 +25,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from samplers.kernels.poisson_mh import ERR_SGLD_GRAD
 from samplers.kernels.sgld import uniform_minibatch
 from samplers.kernels.tuna_mh import tuna_log_ratio
 from samplers.proposals import log_q_ratio, propose, rescale_gradient
 from samplers.targets.tall import TallData, grad_estimate, log_prior
 
 DRIFT_PAPER, DRIFT_NORMALIZED = 0, 1
+
+
+@njit(cache=True)
+def first_nonfinite(g: np.ndarray) -> int:
+    """Index of the first NaN / inf entry of ``g``, -1 if none (O(d); no branch taken on finite g)."""
+    for j in range(g.shape[0]):
+        if not np.isfinite(g[j]):
+            return j
+    return -1
 
 
 @njit(cache=True)
@@ -88,12 +98,22 @@ def tuna_sgld_step(
     grad_estimate(t, theta, perm, batch, g)
     scale = t.X.shape[0] / batch
     drift_map(g, drift, scale)
+    j = first_nonfinite(g)
+    if j >= 0:
+        err[0] = ERR_SGLD_GRAD
+        err[1] = j
+        return False, batch, batch, 0, np.nan, buf, kept_i
     propose(prop, theta, g, sigma, h, K, rng, theta_p)
     lp_p = log_prior(t, theta_p)
     if lp_p == -np.inf:
         return False, batch, batch, 0, -np.inf, buf, kept_i
     grad_estimate(t, theta_p, perm, batch, g_p)
     drift_map(g_p, drift, scale)
+    j = first_nonfinite(g_p)
+    if j >= 0:
+        err[0] = ERR_SGLD_GRAD
+        err[1] = j
+        return False, batch, 2 * batch, 0, np.nan, buf, kept_i
     s, B, nk, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, rows, rng, buf, kept_i, err)
     if err[0] != 0:
         return False, batch + B, 2 * (batch + B), nk, np.nan, buf, kept_i
@@ -127,7 +147,8 @@ def tuna_sgld_sample(
     rng,
     thin: int,
 ):
-    """Chain loop; returns ``(samples, accepted, n_evals, datum_evals)``; stops on a bound error."""
+    """Chain loop; returns ``(samples, accepted, n_evals, datum_evals)``; stops on a bound error or a
+    NaN / inf gradient (``err = [ERR_SGLD_GRAD, coordinate]``)."""
     d = theta.shape[0]
     samples = np.empty((n_iter // thin, d))
     acc = np.zeros(n_iter, dtype=np.bool_)

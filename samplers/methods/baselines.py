@@ -18,7 +18,7 @@ from samplers.kernels import mh as MH
 from samplers.kernels import sgld as S
 from samplers.problem import Problem
 from samplers.result import ChainResult
-from samplers.run import check_positive, drive
+from samplers.run import check_lattice, check_positive, drive
 from samplers.specs import MethodSpec, TargetSpec
 from samplers.targets import factor_graph as fgm
 from samplers.targets import tall
@@ -86,9 +86,7 @@ def _mh_runner(base: str):
     ) -> ChainResult:
         prop = proposal_kind(base, proposal)
         check_positive("step", step)
-        if proposal == "lattice":
-            check_positive("h", h)
-            check_positive("K", K, integer=True)
+        check_lattice(proposal, h, K)
         rec = energy_flag(energy)
         glen = grad_flag(base, grad)
         hyper = {"step": step, "proposal": proposal, "h": h, "K": K, "energy": energy}
@@ -293,6 +291,13 @@ def truncated_normal_draws(
     return out[:n]
 
 
+def _sizes(**sizes: int) -> tuple[int, ...]:
+    """Data sizes (N, d, ...) as ints: ValueError naming the first that is not a positive integer."""
+    for name, v in sizes.items():
+        check_positive(name, v, integer=True)
+    return tuple(int(v) for v in sizes.values())
+
+
 def _box_init(lo: float, hi: float, d: int):
     def init(rng: np.random.Generator) -> np.ndarray:
         return np.clip(rng.standard_normal(d), lo, hi)  # authors: theta0 ~ N(0, I)
@@ -302,6 +307,7 @@ def _box_init(lo: float, hi: float, d: int):
 
 def build_truncated_gaussian(seed, N: int, d: int, beta: float, K: float) -> Problem:
     """Seed 001 §5.1: posterior N(ybar, Sigma/(N beta)) truncated to [-K, K]^d."""
+    N, d = _sizes(N=N, d=d)
     Y, s2 = tall.make_truncated_gaussian_data(_ss(seed), N, d)
     model = tall.truncated_gaussian(Y, s2, beta=beta, K=K)
     mean = Y.mean(axis=0)
@@ -326,14 +332,21 @@ def build_truncated_gaussian(seed, N: int, d: int, beta: float, K: float) -> Pro
 
 def build_robust_regression(seed, N: int, d: int, beta: float, nu: float, R: float) -> Problem:
     """Seed 001 §5.2 (theta* = 1)."""
+    N, d = _sizes(N=N, d=d)
     X, y = tall.make_regression_data(_ss(seed), N, d)
     model = tall.robust_regression(X, y, beta=beta, nu=nu, R=R)
+
+    def init(rng: np.random.Generator) -> np.ndarray:  # N(0, I), radially projected into the ball
+        x = rng.standard_normal(d)
+        r = float(np.sqrt(x @ x))
+        return x if r <= R else x * (R / r * (1.0 - 1e-12))
+
     return Problem(
         "robust_regression",
         "continuous",
         model,
         d,
-        lambda rng: rng.standard_normal(d),
+        init,
         meta={"L": float(model.M.sum()), "C": float(model.c.sum()), "N": N, "theta_star": np.ones(d)},
     )
 
@@ -355,6 +368,9 @@ def build_logistic(seed, data: dict, prior_prec: float, beta: float) -> Problem:
 
 def build_mixture(seed, N: int, temperature: float, box: float | None) -> Problem:
     """Welling & Teh mixture at theta = (0, 1); seed 004 §6.1 (K = 1e4), seed 000 App. D.2 (box 6)."""
+    (N,) = _sizes(N=N)
+    if box is not None:
+        check_positive("box", box)
     y = tall.make_mixture_data(_ss(seed), N)
     model = tall.gaussian_mixture(y, temperature=temperature, box=box)
     init = _box_init(-box, box, 2) if box else (lambda rng: rng.standard_normal(2))
@@ -370,6 +386,9 @@ def build_mixture(seed, N: int, temperature: float, box: float | None) -> Proble
 
 def build_gaussian_location(seed, N: int, d: int, beta: float, box: float | None) -> Problem:
     """Closed-form posterior N(ybar, 1/(N beta)) (truncated to the box if given); for tests."""
+    N, d = _sizes(N=N, d=d)
+    if box is not None:
+        check_positive("box", box)
     Y = _ss(seed).standard_normal((N, d))
     model = tall.gaussian_location(Y, beta=beta, box=box)
     mean = Y.mean(axis=0)
@@ -399,6 +418,9 @@ def build_tiny_grid(seed, kind: str, N: int, d: int, h: float, half_width: float
     """Tiny enumerable version of a tall-data target: N data points, theta on the lattice
     {-w, -w+h, ..., w}^d restricted to the support; kernels run on it with lattice proposals
     (``proposal="lattice"``, step ``h``), whose moves off the lattice/support are rejected."""
+    N, d = _sizes(N=N, d=d)
+    check_positive("h", h)
+    check_positive("half_width", half_width)
     rng = _ss(seed)
     w = float(half_width)
     if kind == "truncated_gaussian":

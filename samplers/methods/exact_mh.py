@@ -22,10 +22,10 @@ from samplers.kernels import poisson_grad as PG
 from samplers.kernels import poisson_mh as PM
 from samplers.kernels import tuna_mh as TM
 from samplers.kernels import tuna_sgld as TS
-from samplers.poisson_minibatch import table_rows
+from samplers.poisson_minibatch import check_rate, table_rows
 from samplers.problem import Problem
 from samplers.result import ChainResult
-from samplers.run import check_positive, drive
+from samplers.run import check_lattice, check_positive, drive
 from samplers.specs import MethodSpec, TargetSpec
 from samplers.targets import ising_param as IP
 from samplers.targets import tall
@@ -41,10 +41,35 @@ DRIFTS = {"paper": TS.DRIFT_PAPER, "normalized": TS.DRIFT_NORMALIZED}
 def _prop(base: str, proposal: str, h: float, K: int) -> int:
     if proposal not in ("gauss", "lattice"):
         raise ValueError(f"proposal must be 'gauss' or 'lattice', got {proposal!r}")
-    if proposal == "lattice":
-        check_positive("h", h)
-        check_positive("K", K, integer=True)
+    check_lattice(proposal, h, K)
     return _KINDS[base][proposal]
+
+
+# kinds whose ll_i depends on theta only through x_i (x_i^T theta, or W x_i for ICA): constant if x_i = 0
+_LINEAR_KINDS = (tall.RLR, tall.LOGISTIC, tall.LINREG, tall.ICA)
+
+
+def _check_tall_data(model: tall.TallData, a: np.ndarray, bound: str) -> None:
+    """Re-check the target's data at a kernel's setup (once per run, O(N p)): they may have been changed
+    after the target was built. X, y, shift, M and c finite, and the bound ``a`` (``bound``: "M" for the
+    PoissonMH family, "c" for TunaMH) positive. A datum with a_i = 0 is never drawn (p_i ∝ a_i), so its
+    factor is left out of every ratio: exact only if ll_i does not depend on theta (then phi_i is constant,
+    and |U_i(t') - U_i(t)| = 0), which these models guarantee only for x_i = 0 in a linear-predictor kind;
+    any other zero (or negative, NaN) bound is rejected."""
+    for name in ("X", "y", "shift", "M", "c"):
+        ok = np.isfinite(getattr(model, name)).reshape(len(model.X), -1).all(axis=1)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            raise ValueError(f"target data {name} contains NaN or inf (datum {bad[0]}, {bad.size} data)")
+    bad = np.flatnonzero(~(a > 0))
+    if bad.size and model.kind in _LINEAR_KINDS:
+        bad = bad[(a[bad] != 0) | np.any(model.X[bad] != 0, axis=1)]
+    if bad.size:
+        i = bad[0]
+        raise ValueError(
+            f"bound {bound}_i = {float(a[i])!r} for datum {i} ({bad.size} data): {bound}_i must be > 0 "
+            f"(a datum with {bound}_i = 0 is never drawn, so its likelihood would be silently left out)"
+        )
 
 
 def _tall(problem: Problem) -> tall.TallData:
@@ -62,13 +87,15 @@ def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, 
     """``(lam, L, rows)`` for the PoissonMH family (rows: x_i, M_i, shift_i and the alias table on M);
     ValueError without usable bounds."""
     check_positive("lam_mult", lam_mult)
-    L = float(model.M.sum())
-    if not (np.isfinite(L) and L > 0):
+    if not np.any(model.M):  # all M_i = 0: the target has no bounds at all
         raise ValueError(
             "target has no PoissonMH bounds (L = sum M_i must be > 0); "
             "e.g. give the target a bounded support (box / ball)"
         )
+    _check_tall_data(model, model.M, "M")
+    L = float(model.M.sum())
     lam = float(lam_mult) * L * L
+    check_rate(lam + L, f"lam_mult (lam + L = lam_mult L^2 + L, L = {L:.4g})")
     return lam, L, candidate_rows(model, model.M)
 
 
@@ -76,9 +103,13 @@ def tuna_setup(model: tall.TallData, chi: float) -> tuple[float, np.ndarray]:
     """``(C, rows)`` for the TunaMH family (rows: x_i, c_i and the alias table on c); ValueError
     without Lipschitz constants."""
     check_positive("chi", chi)
-    C = float(model.c.sum())
-    if not (np.isfinite(C) and C > 0):
+    if not np.any(model.c):
         raise ValueError("target has no TunaMH constants (C = sum c_i must be > 0)")
+    _check_tall_data(model, model.c, "c")
+    C = float(model.c.sum())
+    # the rate chi C^2 M^2 + C M grows with the move length M: each draw checks it against RATE_CAP
+    if not np.isfinite(float(chi) * C * C):
+        raise ValueError(f"chi = {chi!r} overflows the TunaMH rate chi C^2 M^2 (C = {C:.4g})")
     return C, candidate_rows(model, model.c)
 
 
@@ -109,6 +140,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
         proposal: str = "gauss",
         h: float = 0.0,
         K: int = 3,
+        counts: str = "sparse",
         thin: int = 1,
         x0=None,
         progress=None,
@@ -116,6 +148,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
         model = _tall(problem)
         check_positive("step", step)
         prop = _prop(base, proposal, h, K)
+        dense = PM.counts_flag(counts)
         lam, L, rows = poisson_setup(model, lam_mult)
         return drive(
             method,
@@ -125,11 +158,18 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
             init,
             (lam + L,),
             sample,
-            (rows, lam, L, prop, float(step), float(h), int(K)),
+            (rows, lam, L, prop, float(step), float(h), int(K), dense),
             thin=thin,
             x0=x0,
             progress=progress,
-            hyper={"step": step, "lam_mult": lam_mult, "proposal": proposal, "h": h, "K": K},
+            hyper={
+                "step": step,
+                "lam_mult": lam_mult,
+                "proposal": proposal,
+                "h": h,
+                "K": K,
+                "counts": counts,
+            },
             finalize=_finalize({"lam": lam, "L": L, "EB_theory": lam + L}),
         )
 
@@ -292,7 +332,7 @@ METHODS = [
         "exact_mh",
         run_poisson_mh,
         ("continuous",),
-        {"step": 0.1, "lam_mult": 5e-4, **_RW},
+        {"step": 0.1, "lam_mult": 5e-4, **_RW, "counts": "sparse"},
         True,
         "Zhang & De Sa 2019; seed 001 Alg. 5",
         "PoissonMH: random walk + Poisson-minibatch ratio estimator",
@@ -303,7 +343,7 @@ METHODS = [
         "exact_mh",
         run_poisson_mala,
         ("continuous",),
-        {"step": 0.1, "lam_mult": 5e-4, **_RW},
+        {"step": 0.1, "lam_mult": 5e-4, **_RW, "counts": "sparse"},
         True,
         "seed 001 Alg. 2, App. D",
         "Poisson-MALA: Langevin proposal with the Poisson-minibatch surrogate gradient",
@@ -314,7 +354,7 @@ METHODS = [
         "exact_mh",
         run_poisson_barker,
         ("continuous",),
-        {"step": 0.1, "lam_mult": 5e-4, **_RW},
+        {"step": 0.1, "lam_mult": 5e-4, **_RW, "counts": "sparse"},
         True,
         "seed 001 Alg. 2, App. D",
         "Poisson-Barker: Barker proposal with the Poisson-minibatch surrogate gradient",
@@ -373,7 +413,7 @@ def build_ising_param(
     seed, rows: int, cols: int, theta_true: float, m: int, lo: float, hi: float, aux: str
 ) -> Problem:
     """Ising-parameter posterior: m exact configurations at ``theta_true`` (CFTP), prior U[lo, hi]."""
-    X = IP.simulate(rows, cols, theta_true, m, np.random.default_rng(seed))
+    X = IP.simulate(rows, cols, theta_true, m, np.random.default_rng(seed), support=(lo, hi))
     model = IP.ising_param(rows, cols, X, lo, hi, aux=aux)
     grid, dens, cdf, draws = _posterior_reference(model)
     mid = 0.5 * (lo + hi)

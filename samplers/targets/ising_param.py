@@ -23,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from samplers.run import check_positive
+
 AUX_ENUM, AUX_CFTP = 0, 1
 
 
@@ -215,12 +217,14 @@ def ising_param(rows: int, cols: int, X: np.ndarray, lo: float, hi: float, aux: 
     """Model for observed configurations ``X`` (m, rows*cols) in {-1, +1}; prior U[lo, hi].
 
     ``aux``: "enum", "cftp" or "auto" (enum when rows*cols <= 16)."""
-    if rows < 1 or cols < 1:
-        raise ValueError("rows and cols must be >= 1")
+    rows, cols = _lattice_size(rows, cols)
     n = rows * cols
-    X = np.atleast_2d(np.asarray(X, dtype=np.int64))
-    if X.shape[1] != n or not np.all(np.abs(X) == 1):
+    Xf = np.atleast_2d(np.asarray(X, dtype=np.float64))  # checked before the int cast (1.5 is not a spin)
+    if Xf.ndim != 2 or Xf.shape[1] != n or not np.all(np.abs(Xf) == 1):
         raise ValueError(f"X must be (m, {n}) with entries in {{-1, +1}}")
+    if Xf.shape[0] < 1:
+        raise ValueError("X holds no configuration: m >= 1 observations are needed (else posterior = prior)")
+    X = Xf.astype(np.int64)
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError("prior support needs finite lo < hi")
     if aux == "auto":
@@ -253,10 +257,34 @@ def ising_param(rows: int, cols: int, X: np.ndarray, lo: float, hi: float, aux: 
     )
 
 
-def simulate(rows: int, cols: int, theta: float, m: int, rng: np.random.Generator) -> np.ndarray:
-    """m exact configurations at ``theta >= 0`` by CFTP (data generation)."""
-    if theta < 0:
-        raise ValueError("data generation by monotone CFTP needs theta >= 0")
+def _lattice_size(rows: int, cols: int) -> tuple[int, int]:
+    """rows, cols as ints: positive integers with at least one edge (rows * cols >= 2; a single site has
+    no edge, so its data say nothing about theta)."""
+    check_positive("rows", rows, integer=True)
+    check_positive("cols", cols, integer=True)
+    if int(rows) * int(cols) < 2:
+        raise ValueError(f"the lattice needs rows * cols >= 2 sites (an edge), got {rows} x {cols}")
+    return int(rows), int(cols)
+
+
+def simulate(
+    rows: int,
+    cols: int,
+    theta: float,
+    m: int,
+    rng: np.random.Generator,
+    support: tuple[float, float] | None = None,
+) -> np.ndarray:
+    """m >= 1 exact configurations at a finite ``theta >= 0`` by CFTP (data generation); ``support``:
+    the prior's ``[lo, hi]``, which must contain ``theta`` (checked before the draws, since CFTP's time
+    grows fast with theta: theta = 5 on 4 x 4 ran out of memory)."""
+    rows, cols = _lattice_size(rows, cols)
+    check_positive("m", m, integer=True)
+    m = int(m)
+    if not (np.isfinite(theta) and theta >= 0):
+        raise ValueError(f"data generation by monotone CFTP needs a finite theta >= 0, got theta = {theta!r}")
+    if support is not None and not (support[0] <= theta <= support[1]):
+        raise ValueError(f"theta_true = {theta!r} is outside the prior support [lo, hi] = {list(support)}")
     geo = ising_param(rows, cols, np.ones((1, rows * cols)), 0.0, max(theta, 1e-9) + 1.0, aux="cftp")
     us = np.empty((8, geo.n))
     top = np.empty(geo.n, dtype=np.int64)

@@ -30,6 +30,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from samplers.run import check_positive
+
 TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG, ICA = 0, 1, 2, 3, 4, 5, 6
 KIND_NAMES = {
     TG: "truncated_gaussian",
@@ -510,8 +512,10 @@ def truncated_gaussian(Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K:
     sigma2 = np.asarray(sigma2, dtype=np.float64)
     if Y.ndim != 2 or sigma2.shape != (Y.shape[1],):
         raise ValueError("Y must be (N, d) and sigma2 (d,)")
-    if np.any(sigma2 <= 0) or beta <= 0 or K <= 0:
-        raise ValueError("sigma2, beta and K must be positive")
+    if not np.all(sigma2 > 0):  # NaN fails too
+        raise ValueError("sigma2 must be positive")
+    check_positive("beta", beta)
+    check_positive("K", K)
     prec = 1.0 / sigma2
     lmax = prec.max()
     sq = ((np.abs(Y) + K) ** 2).sum(axis=1)
@@ -558,8 +562,8 @@ def robust_regression(
     y = np.asarray(y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError("X must be (N, d) and y (N,)")
-    if beta <= 0 or nu <= 0 or R <= 0:
-        raise ValueError("beta, nu and R must be positive")
+    for name, v in (("beta", beta), ("nu", nu), ("R", R)):
+        check_positive(name, v)
     xn = np.linalg.norm(X, axis=1)
     M = beta * (nu + 1) / 2 * np.log1p((np.abs(y) + R * xn) ** 2 / nu)
     c = beta * (nu + 1) / (2 * np.sqrt(nu)) * xn
@@ -597,8 +601,8 @@ def logistic_regression(
         raise ValueError("X must be (N, d) and y (N,)")
     if not np.all((y == 0) | (y == 1)):
         raise ValueError("logistic labels must be 0 or 1")
-    if prior_prec < 0 or beta <= 0:
-        raise ValueError("prior_prec must be >= 0 and beta > 0")
+    check_positive("prior_prec", prior_prec, allow_zero=True)
+    check_positive("beta", beta)
     xn = np.linalg.norm(X, axis=1)
     d = X.shape[1]
     if R is None:
@@ -642,8 +646,10 @@ def gaussian_mixture(
     ``||grad|| <= sqrt(2) * (|y_i| + 2 box) / s2`` on the box.
     """
     y = np.asarray(y, dtype=np.float64).reshape(-1)
-    if temperature <= 0 or s2 <= 0 or min(prior_var) <= 0:
-        raise ValueError("temperature, s2 and prior variances must be positive")
+    check_positive("temperature", temperature)
+    check_positive("s2", s2)
+    if not (min(prior_var) > 0):  # NaN fails too
+        raise ValueError("prior variances must be positive")
     beta = 1.0 / temperature
     X = y[:, None].copy()
     prior_prec = 1.0 / np.asarray(prior_var, dtype=np.float64)
@@ -707,7 +713,7 @@ def gaussian_location(
         raise ValueError("Y must be (N, d)")
     d = Y.shape[1]
     prec = np.ones(d) if prec is None else np.asarray(prec, dtype=np.float64)
-    if prec.shape != (d,) or np.any(prec <= 0) or beta <= 0:
+    if prec.shape != (d,) or not np.all(prec > 0) or not (beta > 0):  # NaN fails too
         raise ValueError("prec must be (d,) positive and beta > 0")
     if box is None:
         support, lo, hi = SUPPORT_ALL, 0.0, 0.0
