@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -200,60 +202,159 @@ def test_rlr_colors_pair_cached_and_recompute_rows():
     assert len(set(c.values())) == 3
 
 
-def _rlr_cells(variant: str, meds: dict[str, dict[float, float]]) -> pd.DataFrame:
-    """One run per (method, rate) of ``variant`` whose per-coordinate ESS/s is (0.5 m, m, 2 m), m = the
-    given median."""
+def _rlr_cells(variant: str, trips: dict[str, dict[float, tuple[float, float, float]]]) -> pd.DataFrame:
+    """One run per (method, rate) of ``variant`` whose per-coordinate ESS/s is the given (min, med, max)."""
     return pd.DataFrame(
         [
-            {**_row(m), "variant": variant, "target_rate": rate, "run": 0, "ess_s": [0.5 * v, v, 2.0 * v]}
-            for m, by_rate in meds.items()
+            {**_row(m), "variant": variant, "target_rate": rate, "run": 0, "ess_s": list(v)}
+            for m, by_rate in trips.items()
             for rate, v in by_rate.items()
         ]
     )
 
 
+# seed 001's printed Best triples: Table 1 (TG) and Table 2 (RLR d = 10, N = 1e5)
+PAPER_TABLE_1 = {
+    "rwm": (0.05, 0.08, 0.47),
+    "mala": (0.10, 0.19, 2.77),
+    "barker": (0.12, 0.22, 1.53),
+    "poisson_mh": (0.40, 0.66, 4.67),
+    "poisson_barker": (0.91, 1.65, 12.16),
+    "poisson_mala": (0.84, 1.65, 23.84),
+}
+PAPER_TABLE_2 = {
+    "rwm": (2.0, 2.1, 2.1),
+    "mala": (5.0, 5.1, 5.2),
+    "barker": (2.9, 3.0, 3.0),
+    "hmc10": (0.9, 0.9, 1.0),
+    "poisson_mh": (99.0, 100.2, 101.1),
+    "poisson_barker": (265.3, 268.3, 270.3),
+    "poisson_mala": (489.3, 491.8, 496.5),
+}
+
+
+def test_paper_best_is_the_per_column_max_the_paper_prints() -> None:
+    """The paper column of Tables 1 / 2 is what the paper prints: the per-column max of (min, med, max)
+    over its three rates (TG MALA, Barker and Poisson-Barker take their max from another rate than their
+    median: one rate's triple would print (.10,.19,1.85), (.12,.22,1.24), (.91,1.65,9.75))."""
+    for paper, printed in ((X.P_TG, PAPER_TABLE_1), (X.rlr_paper("rlr_10d_n1e5"), PAPER_TABLE_2)):
+        for m, want in printed.items():
+            rate, val = X.paper_best(paper, m)
+            assert tuple(float(x) for x in val.strip("()").split(",")) == want, m
+    assert X.paper_best(X.P_TG, "mala") == (0.4, "(.10,.19,2.77)")  # tie of medians: the lower rate
+    assert X.paper_best(X.P_TG, "poisson_barker") == (0.4, "(.91,1.65,12.16)")
+    assert X.paper_best(X.P_TG, "mala+recompute") == X.paper_best(X.P_TG, "mala")
+    assert X.paper_best(X.rlr_paper("rlr_10d_n1e5"), "hmc2") is None
+
+
 def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
-    """exact_mh_<v>_ess_best (seed 001 Table 2): each method at its largest median ESS/s, beside the
-    paper's best rate and its printed value (HMC only on the paper's leapfrog row; the recompute row gets
-    its cached row's); tg_summarize and the markdown report select with the same function."""
+    """exact_mh_<v>_ess_best (seed 001 Table 2): each method's Best by the paper's rule (per-column max of
+    (min, med, max) over its rates) with the rate of its largest median (ties: the lowest), beside the
+    paper's Best by the same rule (HMC only on the paper's leapfrog row; the recompute row gets its cached
+    row's); tg_summarize and the markdown report use the same function."""
     from bench.experiments import exact_mh_report as R
 
     v = "rlr_10d_n1e5"
-    meds = {
-        "rwm": {0.25: 3.0, 0.4: 2.0, 0.55: 1.0},
-        "mala": {0.25: 2.0, 0.4: 6.0, 0.55: 5.0},
-        "mala+recompute": {0.25: 1.0, 0.4: 1.5, 0.55: 2.0},
-        "hmc10": {0.25: 0.5, 0.4: 0.4, 0.55: 0.6},
-        "hmc2": {0.25: 0.7, 0.4: 0.2, 0.55: 0.1},
-        "poisson_mala": {0.25: 100.0, 0.4: 300.0, 0.55: 400.0},
+    trips = {
+        "rwm": {0.25: (1.5, 3.0, 4.0), 0.4: (1.8, 2.0, 6.0), 0.55: (0.5, 1.0, 2.0)},
+        "mala": {0.25: (1.0, 2.0, 4.0), 0.4: (3.0, 6.0, 7.0), 0.55: (2.5, 6.0, 12.0)},
+        "mala+recompute": {0.25: (0.5, 1.0, 2.0), 0.4: (0.75, 1.5, 3.0), 0.55: (1.0, 2.0, 4.0)},
+        "hmc10": {0.25: (0.25, 0.5, 1.0), 0.4: (0.2, 0.4, 0.8), 0.55: (0.3, 0.6, 1.2)},
+        "hmc2": {0.25: (0.35, 0.7, 1.4), 0.4: (0.1, 0.2, 0.4), 0.55: (0.05, 0.1, 0.2)},
+        "poisson_mala": {0.25: (50.0, 100.0, 900.0), 0.4: (150.0, 300.0, 600.0), 0.55: (200.0, 400.0, 800.0)},
     }
+    ours = {"rwm": 0.25, "mala": 0.4, "mala+recompute": 0.55, "hmc10": 0.55, "hmc2": 0.25}
+    ours["poisson_mala"] = 0.55
+    colmax = {m: tuple(max(t[k] for t in by.values()) for k in range(3)) for m, by in trips.items()}
     out = _Out()
-    X.rlr_summarize(_rlr_cells(v, meds), {"variants": [v]}, out)
+    X.rlr_summarize(_rlr_cells(v, trips), {"variants": [v]}, out)
     best = out.tables[f"exact_mh_{v}_ess_best"].set_index("method")
-    ours = {
-        "rwm": 0.25,
-        "mala": 0.4,
-        "mala+recompute": 0.55,
-        "hmc10": 0.55,
-        "hmc2": 0.25,
-        "poisson_mala": 0.55,
-    }
-    assert best["target_rate"].to_dict() == ours
-    assert best["ess_s_med"].to_dict() == {m: meds[m][r] for m, r in ours.items()}
-    assert best.loc["poisson_mala", "ess_s_max"] == 800.0 and best.loc["rwm", "ess_s_min"] == 1.5
+    assert best["best_rate"].to_dict() == ours
+    got = {m: tuple(best.loc[m, c] for c in X.BEST_COLS) for m in best.index}
+    assert got == colmax  # e.g. MH (1.8, 3.0, 6.0): no single rate has it
+    assert got["rwm"] == (1.8, 3.0, 6.0) and got["poisson_mala"] == (200.0, 400.0, 900.0)
     paper = {"rwm": 0.25, "mala": 0.55, "mala+recompute": 0.55, "hmc10": 0.4, "poisson_mala": 0.55}
     assert best["paper_rate"].dropna().to_dict() == paper and pd.isna(best.loc["hmc2", "paper_rate"])
     assert best.loc["poisson_mala", "paper_value"] == "(489.3,491.8,496.5)"
     assert best.loc["mala+recompute", "paper_value"] == best.loc["mala", "paper_value"] == "(5.0,5.1,5.2)"
     assert best.loc["hmc10", "paper_value"] == "(.9,.9,1.0)" and best.loc["hmc2", "paper_value"] == "-"
+    assert (best["rates"] == 3).all()
     assert f"exact_mh_{v}_ess" in out.figures  # the ESS/s figure of both tables, as for the TG
-    # the truncated Gaussian's Table 1 and the markdown report: the same selection
-    df = _rlr_cells(v, meds).assign(mse_t=[[0.1]] * 18, mse_mean=[[1.0]] * 18, mse_var=[[1.0]] * 18)
+    # the truncated Gaussian's Table 1 and the markdown report: the same rule
+    df = _rlr_cells(v, trips).assign(mse_t=[[0.1]] * 18, mse_mean=[[1.0]] * 18, mse_var=[[1.0]] * 18)
     tg = _Out()
     X.tg_summarize(df.assign(ks_min=0.0, ks_med=0.0, ks_max=0.0), {}, tg)
-    assert tg.tables["exact_mh_tg_ess_best"].set_index("method")["target_rate"].to_dict() == ours
+    tg_best = tg.tables["exact_mh_tg_ess_best"].set_index("method")
+    assert tg_best["best_rate"].to_dict() == ours
+    assert {m: tuple(tg_best.loc[m, c] for c in X.BEST_COLS) for m in tg_best.index} == colmax
     md = R.best_rate_markdown(
         R.ess_summary(df.assign(wall_cpu=float("nan")), "ess_s", X.rlr_paper(v)), X.rlr_paper(v)
     )
-    assert "| Poisson-MALA | 0.55 | (200.0, 400.0, 800.0) | 0.55 | (489.3,491.8,496.5) |" in md
+    assert "| Poisson-MALA | 0.55 | (200.0, 400.0, 900.0) | 0.55 | (489.3,491.8,496.5) |" in md
     assert "| MALA | 0.4 | (3, 6, 12) | 0.55 | (5.0,5.1,5.2) |" in md
+    assert "| MH | 0.25 | (1.8, 3, 6) | 0.25 | (2.0,2.1,2.1) |" in md
+
+
+def _s16_settings() -> tuple:
+    import yaml
+
+    from bench.cells import experiment_settings
+    from bench.experiments import get_experiment
+
+    exp = get_experiment("exact_mh_rlr")
+    root = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((root / "config" / "paper_exact_mh_s16.yaml").read_text())
+    return exp, experiment_settings(exp, "paper", cfg["overrides"])
+
+
+def test_hmc10_cells_use_the_authors_hmc10_steps_and_only_their_hash_changed(tmp_path) -> None:
+    """Tables 2 / 5: the HMC-10 cells take the authors' 2024 HMC-10 step sizes (.074 / .064 / .052; notes
+    exact_minibatch_mh.md §6), HMC-2 / 5 and the other variants keep theirs; the change is a param of the
+    HMC-10 cells only, so of section 35's 225 committed records (config/paper_exact_mh_s16.yaml) exactly
+    the 30 HMC-10 ones (cached and +recompute) are stale and the 195 others keep their config hash."""
+    import json
+    import tarfile
+
+    from bench.cells import cell_config_hash, enumerate_cells
+
+    exp, s = _s16_settings()
+    cells = {p["cell"]: p for p in enumerate_cells(exp, s)}
+    for p in cells.values():
+        assert ("h_row" in p) == (p["method"] == "hmc" and p["n_leapfrog"] == 10), p
+    for nl, want in ((10, (0.074, 0.064, 0.052)), (5, (0.11, 0.088, 0.07)), (2, (0.11, 0.088, 0.07))):
+        p = cells[f"rlr_10d_n1e5_hmc{nl}_r0.25_run0"]
+        ss = {**s, **({"h_row": p["h_row"]} if "h_row" in p else {})}
+        assert tuple(X._step("hmc", ss, "rlr_10d_n1e5", r, None, None) for r in X.RATES) == want
+    for v in ("rlr_10d_n2e5", "rlr_50d"):  # no authors' HMC-10 steps: the HMC row's, no param
+        c = X.rlr_cells({**s, "variants": [v], "runs": 1, "runs_50d": 1})
+        assert not any("h_row" in p for p in c)
+    root = Path(__file__).resolve().parents[1] / "docs" / "results" / "records"
+    with tarfile.open(root / "exact_mh_rlr_s36.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    stale = set()
+    for f in sorted((tmp_path / "cells" / "exact_mh_rlr").glob("*.json")):
+        rec = json.loads(f.read_text())
+        if cell_config_hash(exp, "paper", s, cells[rec["cell"]]) != rec["config_hash"]:
+            stale.add(rec["cell"])
+    assert len(stale) == 30 and all("_hmc10_" in c for c in stale)
+
+
+def test_rlr_50d_paper_variant_registered_at_the_papers_constants() -> None:
+    """App. G.3 ("the same as in Section 5.2, except for d = 50"): rlr_50d_paper = rlr_10d_n1e5's
+    constants with d = 50, the paper's Table 7 as its paper column, 10 runs (runs_50d), step sizes tuned
+    (no authors' h at these constants), in the default (paper) settings; rlr_50d (the authors' code
+    constants) stays a named variant."""
+    v = "rlr_50d_paper"
+    assert X.RLR_VARIANTS[v] == {**X.RLR_VARIANTS["rlr_10d_n1e5"], "d": 50}
+    assert X.RLR_VARIANTS["rlr_50d"] == {"N": 100_000, "d": 50, "beta": 1e-3, "R": 30.0, "lam_mult": 1e-4}
+    assert {"rlr_50d", v} <= set(X.RLR_SETTINGS["paper"]["variants"])
+    assert X.rlr_paper(v) == X.rlr_paper("rlr_50d") and "hmc5" in X.rlr_paper(v)
+    assert X.RLR_TABLES[v] == "Table 7" and v in X.RLR_BEST and v in X.RLR_FIGS and v in X.RLR_TUNED
+    s = {**X.RLR_SETTINGS["paper"], "variants": [v], "runs": 100, "runs_50d": 10}
+    c = X.rlr_cells(s)
+    assert {p["run"] for p in c} == set(range(10)) and len(c) == 10 * 15 * 3
+    rows = [{**_row(m), "variant": v} for m in ("hmc5", "hmc10", "mala")]
+    out = _Out()
+    X.rlr_summarize(pd.DataFrame(rows), {"variants": [v]}, out)
+    t = out.tables[f"exact_mh_{v}_ess"].set_index("method")["paper_value"]
+    assert t["hmc5"] == X.P_RLR["rlr_50d"]["hmc"][1] and t["hmc10"] == "-"

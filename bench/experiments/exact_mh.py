@@ -62,7 +62,12 @@ AUTHORS_H = {
         "poisson_mh": (0.35, 0.25, 0.17),
         "poisson_barker": (0.68, 0.55, 0.465),
         "poisson_mala": (0.47, 0.41, 0.36),
-        "hmc": (0.11, 0.088, 0.07),
+        "hmc": (0.11, 0.088, 0.07),  # the authors' refactor: 5 leapfrog steps
+        # HMC with 10 leapfrog steps (Tables 2 / 5): the authors' 2024 HMC-10 step sizes (notes
+        # exact_minibatch_mh.md §6, "2024 HMC-10"); at .11 / .088 / .07 ten steps make the chain
+        # antithetic (lag-1 autocorrelation -0.64, ESS at the estimator's cap; exact_mh.md section 38).
+        # Used by the hmc10 cells (their params carry h_row = "hmc10", so only their config hash changed).
+        "hmc10": (0.074, 0.064, 0.052),
         "barker": (0.7, 0.58, 0.46),
     },
     "rlr_10d_n2e5": {
@@ -161,8 +166,10 @@ P_RLR = {
         "poisson_mala": ("(6.76,7.45,8.11)", "(11.00,11.81,12.40)", "(13.92,14.91,15.58)"),
     },
 }
+# d = 50 at the paper's constants (App. G.3: "the same as in Section 5.2"): the paper prints one Table 7
+P_RLR["rlr_50d_paper"] = P_RLR["rlr_50d"]
 # Leapfrog steps of the paper's HMC column: 10 in seed 001 Tables 2/5, 5 in Tables 6/7.
-P_RLR_HMC_STEPS = {"rlr_10d_n1e5": 10, "rlr_10d_n2e5": 5, "rlr_50d": 5}
+P_RLR_HMC_STEPS = {"rlr_10d_n1e5": 10, "rlr_10d_n2e5": 5, "rlr_50d": 5, "rlr_50d_paper": 5}
 
 
 def base_method(label: str) -> str:
@@ -189,37 +196,107 @@ def _paper(table: dict, method: str, rate: float | None) -> str:
     return vals[RATES.index(float(rate))] if float(rate) in RATES else "-"
 
 
+def _best_of(triples: list[tuple[float, float, float]], rates: list[float]) -> tuple[float, tuple, int]:
+    """Seed 001's "Best" of one method over its acceptance rates: (the rate of the largest median, ties the
+    lowest rate; the per-column max of the (min, med, max) triples over the rates; the index of that rate).
+    Every Best triple the paper prints is the per-column max (27 of 27 rows of Tables 4-7, and Tables 1, 2
+    equal to them), not one rate's triple (which differs for TG MALA, Barker and Poisson-Barker:
+    docs/results/exact_mh.md section 38)."""
+    j = min(range(len(rates)), key=lambda i: (-triples[i][1], rates[i]))
+    return rates[j], tuple(max(t[k] for t in triples) for k in range(3)), j
+
+
 def paper_best(paper: dict, method: str) -> tuple[float, str] | None:
-    """The paper's best acceptance rate of ``method`` (largest printed median ESS/s; ties: the lowest
-    rate) and its printed (min, med, max); None where the paper prints no row for it. A
-    ``+recompute`` row gets its cached row's value, as in :func:`_paper`."""
+    """The paper's Best of ``method`` (:func:`_best_of` over its printed rates): the rate of the largest
+    printed median and the per-column max of its printed (min, med, max), in the paper's own digits
+    (TG MALA: 0.4, "(.10,.19,2.77)"); None where the paper prints no row for it. A ``+recompute`` row
+    gets its cached row's value, as in :func:`_paper`."""
     vals = paper.get(base_method(method))
     if not vals:
         return None
-    meds = [float(v.strip("()").split(",")[1]) if str(v).startswith("(") else -math.inf for v in vals]
-    j = int(np.argmax(meds))
-    return (RATES[j], vals[j]) if np.isfinite(meds[j]) else None
+    printed = [
+        (r, str(v).strip("()").split(",")) for r, v in zip(RATES, vals, strict=True) if str(v).startswith("(")
+    ]
+    if not printed:
+        return None
+    rate, best, _ = _best_of([tuple(float(x) for x in tok) for _, tok in printed], [r for r, _ in printed])
+    # each column's printed digits at the rate that gives its max
+    cols = [next(tok[k] for _, tok in printed if float(tok[k]) == best[k]) for k in range(3)]
+    return rate, "(" + ",".join(cols) + ")"
 
 
-def best_rate_rows(t: pd.DataFrame, med: str | pd.Series = "ess_s_med") -> pd.DataFrame:
-    """Each method's row of a per-rate ESS/s table at its best acceptance rate (largest median ESS/s:
-    seed 001 Tables 1 / 2), methods in the table's order; ``med`` = a column of ``t`` or values aligned
-    with its index. The one best-rate selection of :func:`tg_summarize`, :func:`rlr_summarize` and
-    ``exact_mh_report.best_rate_markdown``; a method whose medians are all NaN has no row."""
-    m = (t[med] if isinstance(med, str) else pd.Series(med, index=t.index)).astype(float).dropna()
-    return t.loc[m.groupby(t.loc[m.index, "method"], sort=False).idxmax().to_numpy()]
+BEST_COLS = ("ess_s_min", "ess_s_med", "ess_s_max")
+
+
+def best_rate_rows(t: pd.DataFrame, vals: str | pd.Series | None = None) -> pd.DataFrame:
+    """Each method's Best over its acceptance rates in a per-rate ESS/s table, by the paper's rule
+    (:func:`_best_of`: seed 001 Tables 1, 2 and the Best columns of Tables 4-7): ``best_min`` /
+    ``best_med`` / ``best_max`` = the per-column max of (min, med, max) over the method's rates,
+    ``best_rate`` = the rate of its largest median (ties: the lowest rate), ``rates`` = how many rates it
+    has, ``row`` = the index in ``t`` of its row at ``best_rate``. ``vals`` = the (min, med, max) per row of
+    ``t`` (a column name or values aligned with its index; default the columns :data:`BEST_COLS`). Methods
+    in the table's order; rates whose median is NaN are left out, a method with none has no row. The one
+    Best of :func:`tg_summarize`, :func:`rlr_summarize` and ``exact_mh_report.best_rate_markdown``."""
+    if vals is None:
+        trip = pd.Series(list(zip(*(t[c].astype(float) for c in BEST_COLS), strict=True)), index=t.index)
+    else:
+        trip = t[vals] if isinstance(vals, str) else pd.Series(vals, index=t.index)
+    rows = []
+    for m in dict.fromkeys(t["method"]):
+        idx = [i for i in t.index[t["method"] == m] if np.isfinite(float(trip[i][1]))]
+        if not idx:
+            continue
+        rate, best, j = _best_of(
+            [tuple(float(x) for x in trip[i]) for i in idx], [float(t.at[i, "target_rate"]) for i in idx]
+        )
+        rows.append(
+            {
+                "method": m,
+                "best_rate": rate,
+                "best_min": best[0],
+                "best_med": best[1],
+                "best_max": best[2],
+                "rates": len(idx),
+                "row": idx[j],
+            }
+        )
+    cols = ["method", "best_rate", "best_min", "best_med", "best_max", "rates", "row"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+BEST_CAPTION = (
+    "each method's Best over the acceptance rates, the paper's rule: (min, med, max) ESS/s = the per-column "
+    "max over the rates; best_rate = the rate of the largest median; paper_value / paper_rate = the paper's "
+    "Best by the same rule and the rate of its largest median"
+)
 
 
 def best_rate_table(t: pd.DataFrame, paper: dict) -> pd.DataFrame:
-    """The best-rate table of a per-rate ESS/s table (:func:`best_rate_rows`): ours, with the paper's
-    best rate (``paper_rate``) and its printed (min, med, max) there (``paper_value``, '-' where the
-    paper prints no row)."""
-    best = best_rate_rows(t).copy()
-    pb = [paper_best(paper, m) for m in best["method"]]
-    best = best.drop(columns=["paper_value"], errors="ignore")
-    best["paper_rate"] = [p[0] if p else np.nan for p in pb]
-    best["paper_value"] = [p[1] if p else "-" for p in pb]
-    return best
+    """The Best table of a per-rate ESS/s table (seed 001 Tables 1 / 2; :func:`best_rate_rows`): ours
+    (``ess_s_min`` / ``ess_s_med`` / ``ess_s_max`` = per-column max over our rates, ``best_rate`` = the
+    rate of our largest median, ``capped_runs`` = the most at any of the rates), beside the paper's Best
+    by the same rule (``paper_value``, '-' where the paper prints no row; ``paper_rate`` = the rate of its
+    largest printed median)."""
+    b = best_rate_rows(t)
+    pb = [paper_best(paper, m) for m in b["method"]]
+    out = pd.DataFrame(
+        {
+            "method": b["method"],
+            "label": [label_of(m) for m in b["method"]],
+            "best_rate": b["best_rate"],
+            "rates": b["rates"],
+            "runs": [t.at[i, "runs"] for i in b["row"]] if "runs" in t else np.nan,
+            "ess_s_min": b["best_min"],
+            "ess_s_med": b["best_med"],
+            "ess_s_max": b["best_max"],
+            "capped_runs": [t.loc[t["method"] == m, "capped_runs"].max() for m in b["method"]]
+            if "capped_runs" in t
+            else np.nan,
+            "paper_rate": [p[0] if p else np.nan for p in pb],
+            "paper_value": [p[1] if p else "-" for p in pb],
+        }
+    )
+    return out.reset_index(drop=True)
 
 
 def _sigma(method: str, h: float) -> float:
@@ -241,10 +318,15 @@ def _hyper(method: str, s: dict, step: float, energy: str = "cached") -> dict:
 
 
 def _step(method: str, s: dict, key: str, rate: float, problem, seed) -> float:
+    """The step of ``method`` at acceptance ``rate``: the authors' h of row ``s["h_row"]`` (default the
+    method's own row) of ``AUTHORS_H[key]``, converted, or tuned to the rate (``step_mode`` "tuned", or a
+    variant with no authors' step sizes, :data:`RLR_TUNED`; the pilots start at that authors' h)."""
     if method == "sgld":
         return _sigma("mala", s.get("sgld_h", 0.01))
-    if s["step_mode"] == "authors":
-        return _sigma(method, AUTHORS_H[key][method][RATES.index(rate)])
+    row = s.get("h_row", method)
+    key_h = RLR_TUNED.get(key, key)
+    if s["step_mode"] == "authors" and key not in RLR_TUNED:
+        return _sigma(method, AUTHORS_H[key][row][RATES.index(rate)])
     from samplers.tuning import tune_step
 
     hp = _hyper(method, s, 0.1)
@@ -255,7 +337,7 @@ def _step(method: str, s: dict, key: str, rate: float, problem, seed) -> float:
         rate,
         seed,
         pilot_iters=s.get("pilot_iters", 500),
-        step0=_sigma(method, AUTHORS_H[key].get(method, (0.1,) * 3)[1]),
+        step0=_sigma(method, AUTHORS_H[key_h].get(row, AUTHORS_H[key_h].get(method, (0.1,) * 3))[1]),
         **hp,
     )
     return step
@@ -456,8 +538,7 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
     out.table(
         "exact_mh_tg_ess_best",
         best_rate_table(t, P_TG),
-        caption="seed 001 Table 1 counterpart: each method at its best rate (largest median ESS/s); "
-        "paper_rate / paper_value = the paper's best rate and its (min, med, max) ESS/s there.",
+        caption="seed 001 Table 1 counterpart: " + BEST_CAPTION + ".",
     )
     ks_rows = []
     for (m, rate), g in ok.groupby(["method", "target_rate"], dropna=False, sort=False):
@@ -551,8 +632,20 @@ def ess_figure(t: pd.DataFrame, name: str, what: str, out) -> None:
 RLR_VARIANTS = {
     "rlr_10d_n1e5": {"N": 100_000, "d": 10, "beta": 1e-4, "R": 15.0, "lam_mult": 0.01},
     "rlr_10d_n2e5": {"N": 200_000, "d": 10, "beta": 1e-4, "R": 15.0, "lam_mult": 0.01},
-    "rlr_50d": {"N": 100_000, "d": 50, "beta": 1e-3, "R": 30.0, "lam_mult": 1e-4},  # code constants
+    # d = 50 at the authors' code constants (notes exact_minibatch_mh.md §5 and §9.6: beta = 1e-3, R = 30,
+    # lambda = 1e-4 L^2; E[B] ~ 2,900, 2.9 % of N): a named setting, kept for the Table 7 records of
+    # exact_mh.md sections 9, 26, 27 and 31 (config/paper_exact_mh_s7.yaml) and the authors' d = 50 h
+    "rlr_50d": {"N": 100_000, "d": 50, "beta": 1e-3, "R": 30.0, "lam_mult": 1e-4},
+    # d = 50 at the paper's constants (seed 001 App. G.3: "All setups are the same as in Section 5.2,
+    # except for d = 50": beta = 1e-4, R = 15, lambda = 0.01 L^2; E[B] ~ 600); paper column = Table 7
+    "rlr_50d_paper": {"N": 100_000, "d": 50, "beta": 1e-4, "R": 15.0, "lam_mult": 0.01},
 }
+# Variants with no authors' step sizes (the authors' d = 50 h were hand-tuned at their code constants):
+# their cells tune each step to the target acceptance (samplers.tuning.tune_step, as the paper describes:
+# "the step size of each algorithm is tuned"), the pilots starting at the named variant's authors' h.
+RLR_TUNED = {"rlr_50d_paper": "rlr_50d"}
+# runs of a variant: setting "runs_50d" for d = 50 (the paper's 10 runs), else "runs"
+RLR_RUNS_KEY = {"rlr_50d": "runs_50d", "rlr_50d_paper": "runs_50d"}
 RLR_METHODS = ["rwm", "mala", "barker", "hmc", "poisson_mh", "poisson_barker", "poisson_mala"]
 RLR_SETTINGS = {
     "paper": {
@@ -583,24 +676,27 @@ RLR_SETTINGS = {
 def rlr_cells(s: dict) -> list[dict]:
     out = []
     for v in s["variants"]:
-        runs = s["runs_50d"] if v == "rlr_50d" else s["runs"]
+        runs = s[RLR_RUNS_KEY.get(v, "runs")]
         for run in range(runs):
             for m in s["methods"]:
                 for nl in s["n_leapfrog_list"] if m == "hmc" else [0]:
                     for rate in s["rates"]:
                         for en in _energies(s, m):
                             name = (m if m != "hmc" else f"hmc{nl}") + ("" if en == "cached" else f"_{en}")
-                            out.append(
-                                {
-                                    "cell": f"{v}_{name}_r{rate:g}_run{run}",
-                                    "variant": v,
-                                    "method": m,
-                                    "n_leapfrog": nl,
-                                    "rate": rate,
-                                    "run": run,
-                                    "energy": en,
-                                }
-                            )
+                            p = {
+                                "cell": f"{v}_{name}_r{rate:g}_run{run}",
+                                "variant": v,
+                                "method": m,
+                                "n_leapfrog": nl,
+                                "rate": rate,
+                                "run": run,
+                                "energy": en,
+                            }
+                            if m == "hmc" and f"hmc{nl}" in AUTHORS_H.get(v, {}):
+                                # the step sizes of this leapfrog count (AUTHORS_H); a param, so that
+                                # only these cells' config hash changed when they were added
+                                p["h_row"] = f"hmc{nl}"
+                            out.append(p)
     return out
 
 
@@ -612,6 +708,8 @@ def rlr_run_cell(params: dict, seed, ctx) -> list[dict]:
     tv.update(s.get("target_override", {}))
     pb = registry.build_problem("robust_regression", child_seed(seed, 0), **tv)
     ss = {**s, "lam_mult": lam_mult, "n_leapfrog": params["n_leapfrog"]}
+    if "h_row" in params:
+        ss["h_row"] = params["h_row"]
     step = _step(m, ss, v, rate, pb, child_seed(seed, 1))
     en = params.get("energy", "cached")
     res = registry.run(m, pb, s["iters"][m], child_seed(seed, 2), **_hyper(m, ss, step, en))
@@ -630,11 +728,17 @@ def rlr_run_cell(params: dict, seed, ctx) -> list[dict]:
 
 # seed 001 tables of each robust-regression variant, and of its best-rate-per-method view (only Table 2,
 # for d = 10 N = 1e5, is printed in the paper; for the others the paper's best rate is read off the table)
-RLR_TABLES = {"rlr_10d_n1e5": "Tables 2 / 5", "rlr_10d_n2e5": "Table 6", "rlr_50d": "Table 7"}
+RLR_TABLES = {
+    "rlr_10d_n1e5": "Tables 2 / 5",
+    "rlr_10d_n2e5": "Table 6",
+    "rlr_50d": "Table 7",
+    "rlr_50d_paper": "Table 7",
+}
 RLR_BEST = {
     "rlr_10d_n1e5": "Table 2 counterpart",
-    "rlr_10d_n2e5": "no such table in the paper; paper column = best rate of Table 6",
-    "rlr_50d": "no such table in the paper; paper column = best rate of Table 7",
+    "rlr_10d_n2e5": "no such table in the paper; paper column = Best column of Table 6",
+    "rlr_50d": "no such table in the paper; paper column = Best column of Table 7",
+    "rlr_50d_paper": "no such table in the paper; paper column = Best column of Table 7",
 }
 
 
@@ -652,7 +756,7 @@ def rlr_summarize(df: pd.DataFrame, s: dict, out) -> None:
     rate per method (``exact_mh_<v>_ess_best``: Table 2 for d = 10 N = 1e5), one ESS/s figure for both
     (as for the truncated Gaussian's Tables 1/4) and the MSE figures."""
     ok = df[df["status"] == "ok"] if "status" in df else df
-    names = {"rlr_10d_n1e5": "Table 5 (Table 2 = best)", "rlr_10d_n2e5": "Table 6", "rlr_50d": "Table 7"}
+    names = {**RLR_TABLES, "rlr_10d_n1e5": "Table 5 (Table 2 = best)"}
     for v in s["variants"]:
         sub = ok[ok["variant"] == v] if "variant" in ok else ok.iloc[0:0]
         if sub.empty:
@@ -668,8 +772,7 @@ def rlr_summarize(df: pd.DataFrame, s: dict, out) -> None:
         out.table(
             f"exact_mh_{v}_ess_best",
             best_rate_table(t, paper),
-            caption=f"seed 001 {RLR_BEST[v]}: each method at its best rate (largest median ESS/s); "
-            "paper_rate / paper_value = the paper's best rate and its (min, med, max) ESS/s there "
+            caption=f"seed 001 {RLR_BEST[v]}: " + BEST_CAPTION + " "
             f"(HMC: the paper's {P_RLR_HMC_STEPS[v]} leapfrog steps only).",
         )
         ess_figure(
@@ -686,6 +789,7 @@ RLR_FIGS = {
     "rlr_10d_n1e5": ("Figs. 1 and 4", "Fig. 5"),
     "rlr_10d_n2e5": ("Fig. 6", None),
     "rlr_50d": ("Figs. 7 and 8", "Fig. 9"),
+    "rlr_50d_paper": ("Figs. 7 and 8", "Fig. 9"),
 }
 
 
@@ -1321,7 +1425,9 @@ EXPERIMENTS = [
         rlr_cells,
         rlr_run_cell,
         rlr_summarize,
-        notes="50d uses the authors' code constants (R=30, beta=1e-3, lambda=1e-4 L^2).",
+        notes="rlr_50d = the authors' code constants (R=30, beta=1e-3, lambda=1e-4 L^2); rlr_50d_paper = the "
+        "paper's (App. G.3: as §5.2, d = 50), steps tuned to the rates; hmc10 of rlr_10d_n1e5 uses the "
+        "authors' 2024 HMC-10 step sizes.",
         grid_keys=("runs", "runs_50d"),
     ),
     Experiment(
