@@ -38,9 +38,9 @@ def load_config(path: str | None) -> dict[str, Any]:
         raise FileNotFoundError(f"config file {path} not found")
     import yaml
 
-    try:
-        cfg = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
+    try:  # JSON as JSON: YAML 1.1 would read a number like 1e-05 (no dot) as a string
+        cfg = (json.loads(p.read_text()) if p.suffix == ".json" else yaml.safe_load(p.read_text())) or {}
+    except (yaml.YAMLError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not valid YAML/JSON ({e})") from None
     from bench.cells import validate_config
 

@@ -166,3 +166,20 @@ def test_workflow_written_configs_and_valid_override(tmp_path, capsys):
     s = C.experiment_settings(get_experiment(EXP), "smoke", load_config(str(cfg))["overrides"])
     assert (s["iters"], s["step"]) == (200, 0.2)
     assert rec["config_hash"] == C.cell_config_hash(get_experiment(EXP), "smoke", s, rec["params"])
+
+
+def test_json_configs_are_read_as_json(tmp_path):
+    """A workflow-written JSON config keeps its numbers: YAML 1.1 reads 1e-05 (no dot) as a string, which
+    made the resolved settings of exact_mh_mnist (chi = 1e-05) differ from its overrides' and stopped
+    every MNIST cell of the smoke workflow."""
+    from bench.cli_workflow import load_config
+
+    p = tmp_path / "c.json"
+    p.write_text('{"scale": "smoke", "experiments": ["exact_mh_mnist"], "overrides": {}, "x": 1e-05}')
+    with pytest.raises(ValueError, match="'x' was unexpected"):  # still validated
+        load_config(str(p))
+    p.write_text(
+        '{"scale": "smoke", "overrides": {"exact_mh_mnist": {"reason": "a chi in exponent form, '
+        'no dot", "scale": "smoke", "settings": {"chi": 1e-05}}}}'
+    )
+    assert load_config(str(p))["overrides"]["exact_mh_mnist"]["settings"]["chi"] == 1e-05
