@@ -89,13 +89,16 @@ CELLS_COLUMNS = [
 
 
 # ------------------------------------------------------------------------------ settings / cells
-def _deep_merge(base: dict, over: dict, where: str) -> dict:
+def _deep_merge(base: dict, over: dict, where: str | None) -> dict:
+    """``over`` deep-merged on a copy of ``base``. With ``where`` a key of ``over`` unknown to ``base`` is a
+    ValueError naming ``where`` (settings overrides); without, it is added (Snakemake's merge of
+    ``--configfile`` on config/default.yaml)."""
     out = copy.deepcopy(base)
     for k, v in over.items():
-        if k not in out:
+        if k not in out and where is not None:
             raise ValueError(f"{where}: unknown setting {k!r}; known: {sorted(out)}")
-        if isinstance(out[k], dict) and isinstance(v, dict):
-            out[k] = _deep_merge(out[k], v, f"{where}.{k}")
+        if isinstance(out.get(k), dict) and isinstance(v, dict):
+            out[k] = _deep_merge(out[k], v, None if where is None else f"{where}.{k}")
         else:
             out[k] = copy.deepcopy(v)
     return out
@@ -135,14 +138,6 @@ def _differing(a: dict, b: dict) -> list[str]:
     return sorted(k for k in {**a, **b} if k not in a or k not in b or canon(a[k]) != canon(b[k]))
 
 
-def _merged(base: dict, over: dict) -> dict:
-    """``over`` deep-merged on ``base``, as Snakemake merges ``--configfile`` on config/default.yaml."""
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
-    return out
-
-
 def validate_config(cfg: Any, where: str) -> None:
     """ValueError naming ``where`` and the offending key unless ``cfg`` is a valid workflow config.
 
@@ -161,7 +156,7 @@ def validate_config(cfg: Any, where: str) -> None:
     written = "resolved_settings" in cfg
     if written:
         schema["properties"]["overrides"]["additionalProperties"]["required"].remove("reason")
-    body = _merged(yaml.safe_load(DEFAULT_CONFIG.read_text()), cfg)
+    body = _deep_merge(yaml.safe_load(DEFAULT_CONFIG.read_text()), cfg, None)
     body.pop("resolved_settings", None)
     errors = jsonschema.validators.validator_for(schema)(schema).iter_errors(body)
     msgs = sorted(f"{'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors)

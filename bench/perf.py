@@ -587,9 +587,6 @@ def target_rows(df: pd.DataFrame) -> list[dict]:
     pr = df[df.section == "paired"] if "paired_kind" in df else df.iloc[0:0]
     hl = df[df.section == "hotloop"].set_index("N") if "gather_ns" in df else pd.DataFrame()
 
-    def floor_factor(method: str, target: str, N: float) -> float:
-        return _floor_factor(hl, method, target, N)
-
     names = {
         "efficiency": "efficiency>=0.6",
         "efficiency_authors": "efficiency(authors' twin)>=0.6",
@@ -610,14 +607,14 @@ def target_rows(df: pd.DataFrame) -> list[dict]:
             "threshold": thr,
             "met": bool(r.value <= thr if le else r.value >= thr),
         }
-        ff = math.nan if le else floor_factor(r.method, r.target, r.N)
+        ff = math.nan if le else _floor_factor(hl, r.method, r.target, r.N)
         if ff == ff:
             row["upper_bound"] = r.value * ff
         out.append(row)
     paper = df[(df.section == "paper") & (df.twin.fillna("") != "")] if pr.empty else df.iloc[0:0]
     for _, r in paper.iterrows():
         if r.get("exact") is True or r.get("exact") == 1:
-            ff = floor_factor(r.method, r.target, r.get("N", math.nan))
+            ff = _floor_factor(hl, r.method, r.target, r.get("N", math.nan))
             ea = r.get("efficiency_authors", math.nan)  # NaN: the twin has no authors' recompute variant
             for name, v in (("efficiency>=0.6", r.efficiency), ("efficiency(authors' twin)>=0.6", ea)):
                 if v == v:
