@@ -118,12 +118,17 @@ def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = No
     if scale not in exp.settings:
         raise ValueError(f"experiment {exp.id!r} has no {scale!r} settings")
     over = applicable_override(exp.id, scale, overrides)
-    out = _deep_merge(exp.settings[scale], over.get("settings") or {}, f"overrides.{exp.id}")
+    given = dict(over.get("settings") or {})
+    optional = {k: given.pop(k) for k in exp.optional_grid_keys if k in given}  # absent by default
+    out = {**_deep_merge(exp.settings[scale], given, f"overrides.{exp.id}"), **optional}
     for k in exp.grid_keys:  # replicate counts: range(v) of a str or float fails late or not at all
-        v = out[k]
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        if k not in out:  # an optional grid key left out: the whole subset (Experiment.optional_grid_keys)
+            continue
+        v, low = out[k], 0 if k in exp.optional_grid_keys else 1
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            what = "a non-negative" if low == 0 else "a positive"
             raise ValueError(
-                f"experiment {exp.id!r}: {k} (a replicate count) must be a positive integer, got {v!r}"
+                f"experiment {exp.id!r}: {k} (a replicate count) must be {what} integer, got {v!r}"
             )
     return out
 
@@ -215,7 +220,7 @@ def find_cell(exp: Experiment, settings: dict, cell_id: str, grow: bool = False)
     while (
         grow and exp.grid_keys and all(p["cell"] != cell_id for p in cells) and len(cells) < MAX_GROWN_CELLS
     ):
-        settings = {**settings, **{k: 2 * settings[k] for k in exp.grid_keys}}
+        settings = {**settings, **{k: 2 * settings[k] for k in exp.grid_keys if k in settings}}
         grown = enumerate_cells(exp, settings)
         grow, cells = len(grown) > len(cells), grown
     for p in cells:
@@ -308,8 +313,10 @@ def cell_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) 
 
 
 def legacy_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:
-    """The cell hash before grid keys existed (all settings hashed, replicate counts included)."""
-    return config_hash({"experiment": exp.id, "scale": scale, "settings": settings, "params": params})
+    """The cell hash before grid keys existed (all settings hashed, replicate counts included; the
+    optional grid keys, which came later, left out)."""
+    kept = {k: v for k, v in settings.items() if k not in exp.optional_grid_keys}
+    return config_hash({"experiment": exp.id, "scale": scale, "settings": kept, "params": params})
 
 
 def run_one(

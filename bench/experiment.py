@@ -14,6 +14,10 @@ An experiment (one paper table/figure group) registers in ``bench/experiments/<f
   as ``runs``); every cell's params carry its own index. A cell does not see them (they are absent
   from ``ctx.settings``: reading one is a KeyError) and they are left out of its config hash, so
   raising ``runs`` from 30 to 100 keeps the 30 finished runs' records valid and reruns nothing.
+* ``optional_grid_keys``: grid keys that select an optional subset of the grid (e.g. ``dense_runs``: how
+  many runs get the authors'-timing cells): absent = the whole subset, 0 allowed. Newer than the legacy
+  hashes (:func:`bench.cells.legacy_config_hash`), so left out of them: a config that names one keeps
+  every record's hash.
 * ``summarize(rows: DataFrame, settings, out: Outputs) -> None``: writes tables
   (``out.table(name, df)`` -> results/<name>.csv + .md) and figures (``out.figure(name, fig)`` ->
   paper_figs/<name>.png + .pdf). Tables that counterpart a paper table carry a ``paper_value`` column.
@@ -39,9 +43,12 @@ class Experiment:
     notes: str = ""
     datasets: tuple[str, ...] = field(default_factory=tuple)
     grid_keys: tuple[str, ...] = field(default_factory=tuple)
+    optional_grid_keys: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
+        if not set(self.optional_grid_keys) <= set(self.grid_keys):
+            raise ValueError(f"experiment {self.id!r}: optional_grid_keys must be grid_keys")
         for scale, st in self.settings.items():
-            missing = [k for k in self.grid_keys if k not in st]
+            missing = [k for k in self.grid_keys if k not in st and k not in self.optional_grid_keys]
             if missing:
                 raise ValueError(f"experiment {self.id!r}: grid_keys {missing} not in its {scale!r} settings")

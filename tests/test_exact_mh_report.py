@@ -275,7 +275,7 @@ def test_paired_claims_compare_common_runs_only() -> None:
         top, txt, ok = R.paired_claims(df, "ess_s")
         assert top is True and ok is held
         assert "on their common runs 0-1" in txt and "HMC-10" in txt
-        _, txt_a, ok_a = R.paired_claims(df, "ess_s", authors=True)
+        _, txt_a, ok_a = R.paired_claims(df, "ess_s", "authors")
         assert ok_a is held and "recompute" in txt_a
     # top two is pairwise too: Poisson-MALA below HMC-10 on the runs they share flips it
     df = _cells(

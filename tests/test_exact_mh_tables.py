@@ -53,13 +53,20 @@ def test_paper_hmc_value_only_on_matching_leapfrog_row(variant: str, steps: int)
 
 
 def test_recompute_cells_only_for_full_batch_and_default_names_unchanged() -> None:
+    """energies [cached, recompute] adds the authors' timing of each method: energy=recompute cells of the
+    full-batch methods, counts=dense cells of the three Poisson minibatch ones (SGLD has none); the cells
+    as published keep their ids and params (so their config hashes)."""
     base = {"runs": 1, "methods": X.TG_METHODS, "rates": [0.4]}
     plain = X.tg_cells(base)
     both = X.tg_cells({**base, "energies": ["cached", "recompute"]})
-    assert [c["cell"] for c in plain] == [c["cell"] for c in both if c["energy"] == "cached"]
+    assert plain == [c for c in both if c["energy"] == "cached" and "counts" not in c]
     rec = [c for c in both if c["energy"] == "recompute"]
     assert sorted(c["method"] for c in rec) == ["barker", "mala", "rwm"]
     assert all(c["cell"].startswith(c["method"] + "_recompute_") for c in rec)
+    dense = [c for c in both if "counts" in c]
+    assert sorted(c["method"] for c in dense) == sorted(X.COUNTS_METHODS)
+    assert all(c["counts"] == "dense" and c["cell"].startswith(c["method"] + "_dense_") for c in dense)
+    assert [X.row_label(c["method"], c) for c in dense] == [c["method"] + X.DENSE for c in dense]
     rl = X.rlr_cells(
         {
             "variants": ["rlr_10d_n1e5"],
@@ -73,6 +80,9 @@ def test_recompute_cells_only_for_full_batch_and_default_names_unchanged() -> No
     )
     assert {c["cell"] for c in rl if c["energy"] == "recompute"} == {
         f"rlr_10d_n1e5_{m}_recompute_r0.4_run0" for m in ("rwm", "mala", "barker", "hmc5")
+    }
+    assert {c["cell"] for c in rl if "counts" in c} == {
+        f"rlr_10d_n1e5_{m}_dense_r0.4_run0" for m in X.COUNTS_METHODS
     }
 
 
@@ -352,7 +362,7 @@ def test_rlr_50d_paper_variant_registered_at_the_papers_constants() -> None:
     assert X.RLR_TABLES[v] == "Table 7" and v in X.RLR_BEST and v in X.RLR_FIGS and v in X.RLR_TUNED
     s = {**X.RLR_SETTINGS["paper"], "variants": [v], "runs": 100, "runs_50d": 10}
     c = X.rlr_cells(s)
-    assert {p["run"] for p in c} == set(range(10)) and len(c) == 10 * 15 * 3
+    assert {p["run"] for p in c} == set(range(10)) and len(c) == 10 * 18 * 3  # 15 rows + 3 dense
     rows = [{**_row(m), "variant": v} for m in ("hmc5", "hmc10", "mala")]
     out = _Out()
     X.rlr_summarize(pd.DataFrame(rows), {"variants": [v]}, out)

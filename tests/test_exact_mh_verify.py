@@ -120,7 +120,11 @@ def test_rlr_claims_hold_fail_and_not_run(tmp_path, monkeypatch):
     bad_full = {**RLR_MEDS, "mala": 60.0}  # cached MALA beats PoissonMH (50)
     bad_auth = {**RLR_MEDS, "hmc10+recompute": 70.0, "poisson_barker": 40.0}
     rows = _rlr_claim_rows(tmp_path, monkeypatch, v, {0.25: RLR_MEDS, 0.4: bad_full, 0.55: bad_auth})
-    held = {k: r["holds"] for k, r in rows.items() if k.startswith(f"exact_mh.{v}.")}
+    held = {k: r["holds"] for k, r in rows.items() if k.startswith(f"exact_mh.{v}.") and "_both" not in k}
+    both = [r for k, r in rows.items() if k.startswith(f"exact_mh.{v}.minibatch_beats_full_authors_both")]
+    assert len(both) == 3 and all(
+        r["holds"] is None and "no PoissonMH (authors' counts)" in r["evidence"] for r in both
+    )
     assert held == {
         f"exact_mh.{v}.top_two.r0.25": True,
         f"exact_mh.{v}.minibatch_beats_full.r0.25": True,

@@ -32,6 +32,13 @@ RATES = (0.25, 0.4, 0.55)
 # step; notes exact_minibatch_mh.md departures item 5), whose timings are behind the paper's numbers.
 FULL_BATCH = ("rwm", "mala", "barker", "hmc")
 RECOMPUTE = "+recompute"
+# Poisson minibatch methods that take ``counts`` (samplers.kernels.poisson_mh.counts_flag): "sparse" = the
+# algorithm as published (O(B) an iteration, default), "dense" = the authors' code (a length-N count vector
+# allocated and scanned, phi recomputed on S, every iteration; notes departures item 5): the same chain,
+# timed as the authors' code runs it. Their "+dense" rows are the minibatch side of the authors' timing.
+COUNTS_METHODS = ("poisson_mh", "poisson_mala", "poisson_barker")
+DENSE = "+dense"
+AUTHORS_TIMING = (RECOMPUTE, DENSE)  # row-label suffixes of the authors'-code timings
 LANGEVIN = {"mala", "poisson_mala", "tuna_sgld"}
 LABEL = {
     "rwm": "MH",
@@ -172,19 +179,50 @@ P_RLR["rlr_50d_paper"] = P_RLR["rlr_50d"]
 P_RLR_HMC_STEPS = {"rlr_10d_n1e5": 10, "rlr_10d_n2e5": 5, "rlr_50d": 5, "rlr_50d_paper": 5}
 
 
+def is_authors_timing(label: str) -> bool:
+    """A table row timed as the authors' code runs it (``+recompute`` full batch, ``+dense`` minibatch)."""
+    return label.endswith(AUTHORS_TIMING)
+
+
 def base_method(label: str) -> str:
-    """Registry id of a table row's method (``"mala+recompute"`` -> ``"mala"``)."""
-    return label[: -len(RECOMPUTE)] if label.endswith(RECOMPUTE) else label
+    """Registry id of a table row's method (``"mala+recompute"`` -> ``"mala"``, ``"poisson_mh+dense"`` ->
+    ``"poisson_mh"``)."""
+    for sfx in AUTHORS_TIMING:
+        if label.endswith(sfx):
+            return label[: -len(sfx)]
+    return label
 
 
 def label_of(method: str) -> str:
-    """Display name of a table row's method (the authors' recompute variant marked)."""
+    """Display name of a table row's method (the authors' recompute / dense-count variants marked)."""
     b = base_method(method)
-    return LABEL.get(b, b) + (" (authors' recompute)" if b != method else "")
+    sfx = {RECOMPUTE: " (authors' recompute)", DENSE: " (authors' counts)"}
+    return LABEL.get(b, b) + next((v for k, v in sfx.items() if method.endswith(k)), "")
 
 
-def _energies(s: dict, m: str) -> list[str]:
-    return list(s.get("energies", ["cached"])) if m in FULL_BATCH else ["cached"]
+def _timings(s: dict, m: str, run: int) -> list[tuple[str, dict]]:
+    """``(cell-id suffix, params)`` of each timing of method ``m`` in run ``run`` for setting
+    ``energies``: "cached" = the algorithm as published; "recompute" = as the authors' code runs it, i.e.
+    ``energy="recompute"`` for a full-batch method and ``counts="dense"`` for a Poisson minibatch one
+    (:data:`COUNTS_METHODS`; cell suffix ``_dense``) in the runs below the optional grid key
+    ``dense_runs`` (absent: every run; 0 in the configs of records made before these cells existed).
+    The cached cells' params are those from before the dense cells existed, so their config hashes did
+    not change when these were added."""
+    ens = list(s.get("energies", ["cached"]))
+    if m in FULL_BATCH:
+        return [("" if en == "cached" else f"_{en}", {"energy": en}) for en in ens]
+    dense = m in COUNTS_METHODS and "recompute" in ens and run < s.get("dense_runs", run + 1)
+    return [("", {"energy": "cached"})] + (
+        [("_dense", {"energy": "cached", "counts": "dense"})] if dense else []
+    )
+
+
+def row_label(m: str, params: dict) -> str:
+    """Table-row method of a cell of method ``m`` (HMC already as ``hmc<L>``): ``+recompute`` /
+    ``+dense`` for the authors'-code timings (:func:`_timings`)."""
+    if params.get("energy", "cached") != "cached":
+        return m + RECOMPUTE
+    return m + (DENSE if params.get("counts", "sparse") == "dense" else "")
 
 
 def _paper(table: dict, method: str, rate: float | None) -> str:
@@ -304,10 +342,12 @@ def _sigma(method: str, h: float) -> float:
     return math.sqrt(2.0) * h if method in LANGEVIN else h
 
 
-def _hyper(method: str, s: dict, step: float, energy: str = "cached") -> dict:
+def _hyper(method: str, s: dict, step: float, energy: str = "cached", counts: str = "sparse") -> dict:
     hp: dict[str, Any] = {"step": step}
     if energy != "cached":
         hp["energy"] = energy
+    if counts != "sparse":
+        hp["counts"] = counts
     if method.startswith("poisson"):
         hp["lam_mult"] = s["lam_mult"]
     if method == "sgld":
@@ -409,16 +449,9 @@ def tg_cells(s: dict) -> list[dict]:
         for m in s["methods"]:
             for rate in [None] if m == "sgld" else s["rates"]:
                 tag = "na" if rate is None else f"{rate:g}"
-                for en in _energies(s, m):
-                    sfx = "" if en == "cached" else f"_{en}"
+                for sfx, timing in _timings(s, m, run):
                     out.append(
-                        {
-                            "cell": f"{m}{sfx}_r{tag}_run{run}",
-                            "method": m,
-                            "rate": rate,
-                            "run": run,
-                            "energy": en,
-                        }
+                        {"cell": f"{m}{sfx}_r{tag}_run{run}", "method": m, "rate": rate, "run": run, **timing}
                     )
     return out
 
@@ -434,13 +467,14 @@ def tg_run_cell(params: dict, seed, ctx) -> list[dict]:
         else _step(m, s, "tg", 0.4, pb, None)
     )
     n_iter = s["sgld_ks_iters"] if m == "sgld" else s["iters"][m]
-    en = params.get("energy", "cached")
-    res = registry.run(m, pb, n_iter, child_seed(seed, 2), **_hyper(m, s, step, en))
+    en, counts = params.get("energy", "cached"), params.get("counts", "sparse")
+    res = registry.run(m, pb, n_iter, child_seed(seed, 2), **_hyper(m, s, step, en, counts))
     ref = pb.reference(np.random.default_rng(child_seed(seed, 3)), s["n_ref"])
     ess_part = res.samples[: s["iters"][m]] if m == "sgld" else res.samples
     row = {
-        "method": m if en == "cached" else m + RECOMPUTE,
+        "method": row_label(m, params),
         "energy": en,
+        "counts": counts,
         "target_rate": np.nan if rate is None else rate,
         "run": params["run"],
         "step": step,
@@ -681,8 +715,8 @@ def rlr_cells(s: dict) -> list[dict]:
             for m in s["methods"]:
                 for nl in s["n_leapfrog_list"] if m == "hmc" else [0]:
                     for rate in s["rates"]:
-                        for en in _energies(s, m):
-                            name = (m if m != "hmc" else f"hmc{nl}") + ("" if en == "cached" else f"_{en}")
+                        for sfx, timing in _timings(s, m, run):
+                            name = (m if m != "hmc" else f"hmc{nl}") + sfx
                             p = {
                                 "cell": f"{v}_{name}_r{rate:g}_run{run}",
                                 "variant": v,
@@ -690,7 +724,7 @@ def rlr_cells(s: dict) -> list[dict]:
                                 "n_leapfrog": nl,
                                 "rate": rate,
                                 "run": run,
-                                "energy": en,
+                                **timing,
                             }
                             if m == "hmc" and f"hmc{nl}" in AUTHORS_H.get(v, {}):
                                 # the step sizes of this leapfrog count (AUTHORS_H); a param, so that
@@ -711,13 +745,14 @@ def rlr_run_cell(params: dict, seed, ctx) -> list[dict]:
     if "h_row" in params:
         ss["h_row"] = params["h_row"]
     step = _step(m, ss, v, rate, pb, child_seed(seed, 1))
-    en = params.get("energy", "cached")
-    res = registry.run(m, pb, s["iters"][m], child_seed(seed, 2), **_hyper(m, ss, step, en))
+    en, counts = params.get("energy", "cached"), params.get("counts", "sparse")
+    res = registry.run(m, pb, s["iters"][m], child_seed(seed, 2), **_hyper(m, ss, step, en, counts))
     th = pb.meta["theta_star"]
     row = {
         "variant": v,
-        "method": (m if m != "hmc" else f"hmc{params['n_leapfrog']}") + ("" if en == "cached" else RECOMPUTE),
+        "method": row_label(m if m != "hmc" else f"hmc{params['n_leapfrog']}", params),
         "energy": en,
+        "counts": counts,
         "target_rate": rate,
         "run": params["run"],
         "step": step,
@@ -1414,7 +1449,8 @@ EXPERIMENTS = [
         tg_summarize,
         notes="step_mode 'authors' = notes §6 step sizes (converted), 'tuned' = tune_step; "
         "paper runs 100 (authors), SGLD KS uses a 600k chain (burn-in 500k, notes §9.6).",
-        grid_keys=("runs",),
+        grid_keys=("runs", "dense_runs"),
+        optional_grid_keys=("dense_runs",),
     ),
     Experiment(
         "exact_mh_rlr",
@@ -1428,7 +1464,8 @@ EXPERIMENTS = [
         notes="rlr_50d = the authors' code constants (R=30, beta=1e-3, lambda=1e-4 L^2); rlr_50d_paper = the "
         "paper's (App. G.3: as §5.2, d = 50), steps tuned to the rates; hmc10 of rlr_10d_n1e5 uses the "
         "authors' 2024 HMC-10 step sizes.",
-        grid_keys=("runs", "runs_50d"),
+        grid_keys=("runs", "runs_50d", "dense_runs"),
+        optional_grid_keys=("dense_runs",),
     ),
     Experiment(
         "exact_mh_mnist",

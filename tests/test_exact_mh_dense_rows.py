@@ -1,0 +1,223 @@
+"""The authors'-timing minibatch rows of the TG / RLR tables (``+dense``: ``counts="dense"`` cells of
+PoissonMH, Poisson-MALA, Poisson-Barker) and the claim that compares them with the ``+recompute``
+full-batch rows: both sides timed as the seed-001 authors' code runs them (notes exact_minibatch_mh.md §9
+item 5), like for like with the paper's printed ratios.
+
+The cells are selected by the optional grid key ``dense_runs``: the configs of records made before the
+cells existed say 0, so every archived record keeps its config hash (checked on section 35's records)."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import samplers  # noqa: F401  (sets the Numba cache dir)
+from bench import cells as C
+from bench.experiments import exact_mh as X
+from bench.experiments import exact_mh_report as R
+from bench.experiments import get_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = ROOT / "docs" / "results" / "records"
+
+
+def _settings(exp_id: str, cfg: str) -> dict:
+    exp = get_experiment(exp_id)
+    c = yaml.safe_load((ROOT / "config" / cfg).read_text())
+    return C.experiment_settings(exp, "paper", c["overrides"])
+
+
+def test_dense_cells_follow_the_optional_grid_key() -> None:
+    """dense_runs (an optional grid key): absent = every run has the three dense cells per rate (the
+    paper default), 10 = runs 0-9 only, 0 = none; it may be 0 but not negative, runs may not be 0; it
+    changes neither the cell hashes nor the legacy hashes."""
+    exp = get_experiment("exact_mh_tg")
+    base = C.experiment_settings(exp, "paper")
+    assert "dense_runs" not in base and "dense_runs" in exp.grid_keys
+    dense = [p for p in C.enumerate_cells(exp, base) if "counts" in p]
+    assert len(dense) == 100 * 3 * 3 and {p["method"] for p in dense} == set(X.COUNTS_METHODS)
+    s39 = _settings("exact_mh_tg", "paper_exact_mh_s39.yaml")
+    s13 = _settings("exact_mh_tg", "paper_exact_mh_s13.yaml")
+    d39 = [p for p in C.enumerate_cells(exp, s39) if "counts" in p]
+    assert len(d39) == 90 and {p["run"] for p in d39} == set(range(10))
+    assert not [p for p in C.enumerate_cells(exp, s13) if "counts" in p]
+    p = C.find_cell(exp, s39, "poisson_mala_dense_r0.25_run3")
+    assert p == {"cell": "poisson_mala_dense_r0.25_run3", "method": "poisson_mala", "rate": 0.25, "run": 3,
+                 "energy": "cached", "counts": "dense"}  # fmt: skip
+    q = C.find_cell(exp, s13, "poisson_mala_r0.25_run3")
+    for h in (C.cell_config_hash, C.legacy_config_hash):
+        assert h(exp, "paper", s39, q) == h(exp, "paper", s13, q) == h(exp, "paper", base, q)
+    over = {"exact_mh_tg": {"scale": "paper", "settings": {"dense_runs": -1}}}
+    with pytest.raises(ValueError, match="dense_runs .*non-negative integer, got -1"):
+        C.experiment_settings(exp, "paper", over)
+    over["exact_mh_tg"]["settings"] = {"dense_runs": 0, "runs": 0}
+    with pytest.raises(ValueError, match="runs .*positive integer, got 0"):
+        C.experiment_settings(exp, "paper", over)
+    rlr = _settings("exact_mh_rlr", "paper_exact_mh_s39.yaml")
+    dr = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), rlr) if "counts" in p]
+    assert len(dr) == 90 and all(p["cell"].startswith(f"rlr_10d_n1e5_{p['method']}_dense_") for p in dr)
+
+
+@pytest.mark.parametrize(
+    ("exp_id", "archives", "configs"),
+    [
+        ("exact_mh_tg", ["exact_mh_tg_s36.tar.xz"], ["paper_exact_mh_s13.yaml", "paper_exact_mh_s39.yaml"]),
+        (
+            "exact_mh_rlr",
+            ["exact_mh_rlr_s36.tar.xz", "exact_mh_rlr_hmc10_s38.tar.xz"],
+            ["paper_exact_mh_s16.yaml", "paper_exact_mh_s39.yaml"],
+        ),
+    ],
+)
+def test_section_35_records_stay_current(tmp_path, exp_id, archives, configs) -> None:
+    """Every record of section 35 (TG runs 0-9, Tables 2 / 5 runs 0-4, HMC-10 of section 38) is a current
+    cell of its config and of session 39's config (the one with the dense cells)."""
+    for a in archives:
+        with tarfile.open(RECORDS / a) as tf:
+            tf.extractall(tmp_path, filter="data")
+    exp = get_experiment(exp_id)
+    recs = [json.loads(f.read_text()) for f in (tmp_path / "cells" / exp_id).glob("*.json")]
+    assert len({r["cell"] for r in recs}) == (280 if exp_id == "exact_mh_tg" else 225)
+    for cfg in configs:
+        s = _settings(exp_id, cfg)
+        cells = {p["cell"]: p for p in C.enumerate_cells(exp, s)}
+        stale = [
+            r["cell"]
+            for r in recs
+            if r["config_hash"] not in C.current_hashes(exp, "paper", s, cells[r["cell"]])
+        ]
+        assert not stale, (cfg, stale[:5])
+
+
+def test_dense_cell_is_its_sparse_twin_timed_the_authors_way() -> None:
+    """A dense cell run with its sparse twin's seed gives the twin's chain (acceptance, E[B], ESS, KS
+    equal) under the row label ``poisson_mh+dense``; only the time differs."""
+    exp = get_experiment("exact_mh_tg")
+    s = C.cell_settings(exp, C.experiment_settings(exp, "smoke"))
+    ctx = type("Ctx", (), {"settings": s})()
+    seed = C.cell_seed(1, "exact_mh_tg", "twin")
+    rows = {}
+    for counts in ("sparse", "dense"):
+        p = {"cell": "x", "method": "poisson_mh", "rate": 0.4, "run": 0, "energy": "cached"}
+        if counts == "dense":
+            p["counts"] = "dense"
+        (rows[counts],) = X.tg_run_cell(p, seed, ctx)
+    a, b = rows["sparse"], rows["dense"]
+    assert (a["method"], b["method"]) == ("poisson_mh", "poisson_mh" + X.DENSE)
+    assert (a["counts"], b["counts"]) == ("sparse", "dense")
+    for k in ("accept", "mean_batch", "ks", "step", "n_draws"):
+        assert a[k] == b[k], k
+    ess = lambda r: np.asarray(r["ess_s"]) * r["seconds"]  # noqa: E731
+    assert np.allclose(ess(a), ess(b), rtol=1e-12)
+    assert (
+        X.label_of(b["method"]) == "PoissonMH (authors' counts)"
+        and X.base_method(b["method"]) == "poisson_mh"
+    )
+
+
+MEDS = {  # median ESS/s at one rate where all three beat claims hold
+    "rwm": 1.0,
+    "mala": 2.0,
+    "barker": 1.5,
+    "rwm+recompute": 0.5,
+    "mala+recompute": 1.0,
+    "barker+recompute": 0.8,
+    "poisson_mh": 10.0,
+    "poisson_mala": 30.0,
+    "poisson_barker": 20.0,
+    "poisson_mh+dense": 3.0,
+    "poisson_mala+dense": 100.0,  # above the cached rows: must not enter the top two
+    "poisson_barker+dense": 6.0,
+}
+
+
+def test_both_sides_authors_claim_compares_dense_with_recompute_rows_only() -> None:
+    """authors_both: worst +dense row vs best +recompute row. A dense row below an authors' full batch
+    (mutant) fails it and nothing else; a cached row below a cached full batch fails the cached claim
+    and not this one; the top two ignore the authors'-timing rows."""
+    top, top_ok, txt, ok = R.top_two_and_beat(MEDS, "authors_both")
+    assert top == ["poisson_mala", "poisson_barker"] and top_ok and ok
+    assert (
+        "PoissonMH (authors' counts) 3" in txt and "MALA (authors' recompute) 1" in txt and "(x3.00)" in txt
+    )
+    assert R.sides(MEDS, "authors_both") == (
+        ["poisson_mh+dense", "poisson_mala+dense", "poisson_barker+dense"],
+        ["rwm+recompute", "mala+recompute", "barker+recompute"],
+    )
+    assert [R.top_two_and_beat(MEDS, t)[3] for t in R.TIMINGS] == [True, True, True]
+    mutant = {**MEDS, "poisson_mh+dense": 0.9}
+    assert [R.top_two_and_beat(mutant, t)[3] for t in R.TIMINGS] == [True, True, False]
+    cached_low = {**MEDS, "poisson_mh": 1.9}
+    assert [R.top_two_and_beat(cached_low, t)[3] for t in R.TIMINGS] == [False, True, True]
+    no_dense = {m: v for m, v in MEDS.items() if not m.endswith(X.DENSE)}
+    assert R.top_two_and_beat(no_dense, "authors_both")[2:] == ("-", False)
+    with pytest.raises(ValueError, match="timing must be one of"):
+        R.sides(MEDS, "dense")
+
+
+def _cells(meds: dict[str, float], runs: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "method": m,
+                "target_rate": 0.4,
+                "run": k,
+                "accept": 0.4,
+                "step": 0.1,
+                "mean_batch": 1.0,
+                "sec_per_iter": 1e-3,
+                "ess_s": [v, v, v],
+            }
+            for m, v in meds.items()
+            for k in range(runs)
+        ]
+    )
+
+
+def test_report_has_the_both_sides_claim_per_run_and_flips_on_a_mutant() -> None:
+    """ess_claims writes the both-sides claim where +dense and +recompute rows exist, with per-run
+    verdicts; runs without dense rows are not listed (older records); a mutant dense row fails it."""
+    for meds, held in ((MEDS, True), ({**MEDS, "poisson_barker+dense": 0.7}, False)):
+        df = _cells(meds)
+        df = pd.concat(
+            [df, _cells({m: v for m, v in meds.items() if "+dense" not in m}, 3).query("run == 2")]
+        )
+        cl = {c["claim"]: c for c in R.ess_claims(df, "ess_s", "authors", X.P_TG, "TG Table 4")}
+        c = cl[R.AUTHORS_CLAIM["authors_both"]]
+        assert c["held"] is held and c["runs_held"] == (f"{2 if held else 0}/2")
+        assert "run2" not in c["per_run"]
+        assert cl[R.AUTHORS_CLAIM["authors"]]["held"] is True
+    cl = {c["claim"] for c in R.ess_claims(_cells(MEDS), "ess_s", "authors", X.P_TG, "TG Table 4")}
+    no_dense = _cells({m: v for m, v in MEDS.items() if "+dense" not in m})
+    assert R.AUTHORS_CLAIM["authors_both"] in cl
+    assert R.AUTHORS_CLAIM["authors_both"] not in {
+        c["claim"] for c in R.ess_claims(no_dense, "ess_s", "authors", X.P_TG, "TG")
+    }
+
+
+def test_verify_rows_of_the_both_sides_claim(tmp_path, monkeypatch) -> None:
+    """verify: exact_mh.minibatch_beats_full_authors_both (TG) and exact_mh.<variant>.
+    minibatch_beats_full_authors_both.r<rate> (RLR) decided by the report's verdict; 'not run' without
+    the dense rows; a mutant flips them."""
+    from verify.families import exact_mh as VF
+
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
+    v = "rlr_10d_n1e5"
+    for meds, held in ((MEDS, True), ({**MEDS, "poisson_mala+dense": 0.2}, False), (None, None)):
+        m = meds or {k: x for k, x in MEDS.items() if "+dense" not in k}
+        t = pd.DataFrame({"method": list(m), "target_rate": 0.4, "ess_s_med": list(m.values())})
+        t.to_csv(tmp_path / "exact_mh_tg_ess.csv", index=False)
+        t.to_csv(tmp_path / f"exact_mh_{v}_ess.csv", index=False)
+        rows = {r["claim_id"]: r for r in VF._claims(quick=True)}
+        assert rows["exact_mh.minibatch_beats_full_authors_both"]["holds"] is held
+        r = rows[f"exact_mh.{v}.minibatch_beats_full_authors_both.r0.4"]
+        assert r["holds"] is held and r["threshold"].startswith("worst minibatch (authors' counts)")
+        assert rows["exact_mh.minibatch_beats_full_authors"]["holds"] is True
+        if held is None:
+            assert r["measured"] == "not run" and "no PoissonMH (authors' counts)" in r["evidence"]
