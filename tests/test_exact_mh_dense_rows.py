@@ -162,22 +162,10 @@ def test_both_sides_authors_claim_compares_dense_with_recompute_rows_only() -> N
 
 
 def _cells(meds: dict[str, float], runs: int = 2) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "method": m,
-                "target_rate": 0.4,
-                "run": k,
-                "accept": 0.4,
-                "step": 0.1,
-                "mean_batch": 1.0,
-                "sec_per_iter": 1e-3,
-                "ess_s": [v, v, v],
-            }
-            for m, v in meds.items()
-            for k in range(runs)
-        ]
-    )
+    """Cell rows at acceptance 0.4: each method at ESS/s ``meds[m]`` on every coordinate, runs 0..runs-1."""
+    from test_exact_mh_report import _cells as cells_of_spec  # one record builder for the report tests
+
+    return cells_of_spec({m: dict.fromkeys(range(runs), v) for m, v in meds.items()})
 
 
 def test_report_has_the_both_sides_claim_per_run_and_flips_on_a_mutant() -> None:
