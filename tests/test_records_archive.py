@@ -981,13 +981,23 @@ def test_rlr_archive_section_39_tables_2_5_runs_0_to_9_on_zen5() -> None:
     35 / 38's runs 0-4, plus the +dense cells of runs 0-9: every claim held in 10/10 runs under every ESS
     convention, the both-sides authors'-timing claim included (x9.94 / x8.20 / x4.29 against the paper's
     x43.6 / x20.2 / x11.4)."""
-    text, claims = _report(RLR_ARCHIVE_S36, "exact_mh_rlr_hmc10_s38.tar.xz", RLR_ARCHIVE_S39)
-    assert "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 540 cells ok, 0 not ok" in text
+    _all_36_held(
+        (RLR_ARCHIVE_S36, "exact_mh_rlr_hmc10_s38.tar.xz", RLR_ARCHIVE_S39),
+        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 540 cells ok",
+        "10/10",
+        ["x32.23", "x38.94", "x9.94", "x16.29", "x32.09", "x8.20", "x9.08", "x17.48", "x4.29"],
+    )
+
+
+def _all_36_held(archives: tuple[str, ...], header: str, runs: str, ratios: list[str]) -> None:
+    """The RLR report of ``archives``: ``header`` + ", 0 not ok"; its 4 claims x 3 rates x 3 ESS conventions
+    all held in ``runs`` single runs; the authors'-ESS beat ratios (per rate: cached, authors' full batch,
+    both sides the authors') are ``ratios``."""
+    text, claims = _report(*archives)
+    assert header + ", 0 not ok" in text
     rlr = [c for c in claims if c["table"].startswith("RLR")]
-    assert len(rlr) == 36 and all(c["held"] and c["runs_held"] == "10/10" for c in rlr)
-    assert _beats_ratios(rlr) == [
-        "x32.23", "x38.94", "x9.94", "x16.29", "x32.09", "x8.20", "x9.08", "x17.48", "x4.29"
-    ]  # fmt: skip
+    assert len(rlr) == 36 and all(c["held"] and c["runs_held"] == runs for c in rlr)
+    assert _beats_ratios(rlr) == ratios
 
 
 def test_rlr_archive_section_39_table_7_at_the_papers_constants() -> None:
@@ -995,13 +1005,12 @@ def test_rlr_archive_section_39_table_7_at_the_papers_constants() -> None:
     claim held in 3/3 runs under every ESS convention, including both sides timed as the authors' code runs
     them; the tuned steps reach their rates (every cell's acceptance within 0.09 of its target) and
     Poisson-MALA's E[B] is the ~603 the paper's lambda = 0.01 L^2 gives."""
-    text, claims = _report("exact_mh_rlr_50d_paper_s39.tar.xz")
-    assert "rlr_50d_paper (seed 001 §5.2, Table 7): 144 cells ok, 0 not ok" in text
-    rlr = [c for c in claims if c["table"].startswith("RLR")]
-    assert len(rlr) == 36 and all(c["held"] and c["runs_held"] == "3/3" for c in rlr)
-    assert _beats_ratios(rlr) == [
-        "x6.36", "x19.34", "x4.95", "x4.82", "x14.16", "x3.94", "x4.84", "x12.55", "x3.39"
-    ]  # fmt: skip
+    _all_36_held(
+        ("exact_mh_rlr_50d_paper_s39.tar.xz",),
+        "rlr_50d_paper (seed 001 §5.2, Table 7): 144 cells ok",
+        "3/3",
+        ["x6.36", "x19.34", "x4.95", "x4.82", "x14.16", "x3.94", "x4.84", "x12.55", "x3.39"],
+    )
     rows = _archive_rows("exact_mh_rlr_50d_paper_s39.tar.xz")
     assert len(rows) == 144 and {r["run"] for r in rows.values()} == {0, 1, 2}
     assert max(abs(r["accept"] - r["target_rate"]) for r in rows.values()) < 0.09
