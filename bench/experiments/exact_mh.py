@@ -640,7 +640,8 @@ def ess_figure(t: pd.DataFrame, name: str, what: str, out) -> None:
 
     rates = sorted(t["target_rate"].dropna().unique())
     meths = list(dict.fromkeys(t["method"]))
-    fig, ax = plt.subplots(figsize=(1.1 * len(meths) * max(len(rates), 1) ** 0.5 + 3, 3.6))
+    # ~0.6 in per method group, capped at 16 in: a 16-row table stays readable at page width
+    fig, ax = plt.subplots(figsize=(min(0.6 * len(meths) * max(len(rates), 1) ** 0.5 + 3, 16.0), 4.2))
     w = 0.8 / max(len(rates), 1)
     for j, rate in enumerate(rates):
         sub = t[t["target_rate"] == rate].set_index("method")
