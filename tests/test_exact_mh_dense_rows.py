@@ -62,6 +62,9 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     rlr = _settings("exact_mh_rlr", "paper_exact_mh_s39.yaml")
     dr = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), rlr) if "counts" in p]
     assert len(dr) == 90 and all(p["cell"].startswith(f"rlr_10d_n1e5_{p['method']}_dense_") for p in dr)
+    s41 = _settings("exact_mh_rlr", "paper_exact_mh_s41.yaml")  # dense_runs absent: every run
+    d41 = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), s41) if "counts" in p]
+    assert len(d41) == 100 * 3 * 3 and {p["run"] for p in d41} == set(range(100))
 
 
 @pytest.mark.parametrize(
@@ -71,13 +74,13 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
         (
             "exact_mh_rlr",
             ["exact_mh_rlr_s36.tar.xz", "exact_mh_rlr_hmc10_s38.tar.xz"],
-            ["paper_exact_mh_s16.yaml", "paper_exact_mh_s39.yaml"],
+            ["paper_exact_mh_s16.yaml", "paper_exact_mh_s39.yaml", "paper_exact_mh_s41.yaml"],
         ),
     ],
 )
 def test_section_35_records_stay_current(tmp_path, exp_id, archives, configs) -> None:
     """Every record of section 35 (TG runs 0-9, Tables 2 / 5 runs 0-4, HMC-10 of section 38) is a current
-    cell of its config and of session 39's config (the one with the dense cells)."""
+    cell of its config and of sessions 39 and 41's configs (the ones with the dense cells)."""
     for a in archives:
         with tarfile.open(RECORDS / a) as tf:
             tf.extractall(tmp_path, filter="data")
