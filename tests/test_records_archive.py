@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-41 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-42 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
@@ -29,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 40
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 41
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -1072,10 +1072,50 @@ def test_rlr_archive_section_41_tables_2_5_runs_10_to_28_on_zen5() -> None:
     assert len(old) == 19 * 39
     for name, rec in old.items():
         _assert_same_chain(name, new[name], rec)
+    _assert_dense_twins(new, 19)
+
+
+def _assert_dense_twins(new: dict[str, dict], runs: int) -> None:
+    """The archive rows ``new`` hold 9 +dense cells a run for ``runs`` runs, each a cell of its own (own seed)
+    at its sparse twin's step, acceptance (within 0.03) and E[B] (within 1 %)."""
     dense = {n: r for n, r in new.items() if "_dense_" in n}
-    assert len(dense) == 19 * 9
-    for name, rec in dense.items():  # a cell of its own (own seed): the twin's step, rate and E[B]
+    assert len(dense) == runs * 9
+    for name, rec in dense.items():
         twin = new[name.replace("_dense_", "_")]
         assert rec["method"] == twin["method"] + "+dense" and rec["seed"] != twin["seed"], name
         assert rec["step"] == twin["step"] and abs(rec["accept"] - twin["accept"]) < 0.03, name
         assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
+
+
+# Session 42: Tables 2 / 5 runs 29-47 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 42).
+RLR_ARCHIVE_S42 = "exact_mh_rlr_s42.tar.xz"
+
+
+def test_rlr_archive_section_42_tables_2_5_runs_29_to_47_on_zen5() -> None:
+    """Section 42: runs 29-47 of Tables 2 / 5 (54 cells a run, +dense included) on the Zen 5 VM instance of
+    sections 35-41 with the code on main: every claim held in 19/19 runs under every ESS convention, and with
+    runs 0-28 in 48/48, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
+    +dense ones holds section 18's / 19's chain; each +dense cell runs at its sparse twin's step, acceptance
+    and E[B]."""
+    _all_36_held(
+        (RLR_ARCHIVE_S42,),
+        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 1026 cells ok",
+        "19/19",
+        ["x34.86", "x38.73", "x9.18", "x16.06", "x30.73", "x7.21", "x9.35", "x17.67", "x3.99"],
+    )
+    _all_36_held(
+        (RLR_ARCHIVE_S36, "exact_mh_rlr_hmc10_s38.tar.xz", RLR_ARCHIVE_S39, RLR_ARCHIVE_S41, RLR_ARCHIVE_S42),
+        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 2592 cells ok",
+        "48/48",
+        ["x34.43", "x38.79", "x9.46", "x15.92", "x30.60", "x7.37", "x9.32", "x17.93", "x4.13"],
+    )
+    new = _archive_rows(RLR_ARCHIVE_S42)
+    assert len(new) == 19 * 54 and {r["run"] for r in new.values()} == set(range(29, 47 + 1))
+    old = {
+        **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) >= 29 and "hmc10" not in m),
+        **_archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: _run_of(m) <= 47 and "hmc10" not in m),
+    }
+    assert len(old) == 19 * 39
+    for name, rec in old.items():
+        _assert_same_chain(name, new[name], rec)
+    _assert_dense_twins(new, 19)
