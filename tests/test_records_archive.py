@@ -1063,23 +1063,27 @@ def test_rlr_archive_section_41_tables_2_5_runs_10_to_28_on_zen5() -> None:
         "29/29",
         ["x34.03", "x39.38", "x9.71", "x15.79", "x30.69", "x7.51", "x9.29", "x18.24", "x4.23"],
     )
-    new = _archive_rows(RLR_ARCHIVE_S41)
-    assert len(new) == 1026 and {r["run"] for r in new.values()} == set(range(10, 29))
-    old = {
-        **_archive_rows("exact_mh_rlr_s16.tar.xz", lambda m: "hmc10" not in m),
-        **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) < 29 and "hmc10" not in m),
-    }
-    assert len(old) == 19 * 39
+    _assert_zen5_rerun(
+        RLR_ARCHIVE_S41,
+        range(10, 29),
+        {
+            **_archive_rows("exact_mh_rlr_s16.tar.xz", lambda m: "hmc10" not in m),
+            **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) < 29 and "hmc10" not in m),
+        },
+    )
+
+
+def _assert_zen5_rerun(archive: str, runs: range, old: dict[str, dict]) -> None:
+    """Archive ``archive`` holds the 54 cells of each run in ``runs``; its 39 cells a run other than HMC-10's
+    and the +dense ones hold the chains of the older records ``old``; each of its 9 +dense cells a run is a
+    cell of its own (own seed) at its sparse twin's step, acceptance (within 0.03) and E[B] (within 1 %)."""
+    new = _archive_rows(archive)
+    assert len(new) == 54 * len(runs) and {r["run"] for r in new.values()} == set(runs)
+    assert len(old) == 39 * len(runs)
     for name, rec in old.items():
         _assert_same_chain(name, new[name], rec)
-    _assert_dense_twins(new, 19)
-
-
-def _assert_dense_twins(new: dict[str, dict], runs: int) -> None:
-    """The archive rows ``new`` hold 9 +dense cells a run for ``runs`` runs, each a cell of its own (own seed)
-    at its sparse twin's step, acceptance (within 0.03) and E[B] (within 1 %)."""
     dense = {n: r for n, r in new.items() if "_dense_" in n}
-    assert len(dense) == runs * 9
+    assert len(dense) == 9 * len(runs)
     for name, rec in dense.items():
         twin = new[name.replace("_dense_", "_")]
         assert rec["method"] == twin["method"] + "+dense" and rec["seed"] != twin["seed"], name
@@ -1109,13 +1113,11 @@ def test_rlr_archive_section_42_tables_2_5_runs_29_to_47_on_zen5() -> None:
         "48/48",
         ["x34.43", "x38.79", "x9.46", "x15.92", "x30.60", "x7.37", "x9.32", "x17.93", "x4.13"],
     )
-    new = _archive_rows(RLR_ARCHIVE_S42)
-    assert len(new) == 19 * 54 and {r["run"] for r in new.values()} == set(range(29, 47 + 1))
-    old = {
-        **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) >= 29 and "hmc10" not in m),
-        **_archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: _run_of(m) <= 47 and "hmc10" not in m),
-    }
-    assert len(old) == 19 * 39
-    for name, rec in old.items():
-        _assert_same_chain(name, new[name], rec)
-    _assert_dense_twins(new, 19)
+    _assert_zen5_rerun(
+        RLR_ARCHIVE_S42,
+        range(29, 48),
+        {
+            **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) >= 29 and "hmc10" not in m),
+            **_archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: _run_of(m) <= 47 and "hmc10" not in m),
+        },
+    )
