@@ -29,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 41
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 42
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -1120,4 +1120,40 @@ def test_rlr_archive_section_42_tables_2_5_runs_29_to_47_on_zen5() -> None:
             **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) >= 29 and "hmc10" not in m),
             **_archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: _run_of(m) <= 47 and "hmc10" not in m),
         },
+    )
+
+
+# Session 43: Tables 2 / 5 runs 48-65 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 43).
+RLR_ARCHIVE_S43 = "exact_mh_rlr_s43.tar.xz"
+
+
+def test_rlr_archive_section_43_tables_2_5_runs_48_to_65_on_zen5() -> None:
+    """Section 43: runs 48-65 of Tables 2 / 5 (54 cells a run, +dense included) on the Zen 5 VM instance of
+    sections 35-42 with the code on main: every claim held in 18/18 runs under every ESS convention, and with
+    runs 0-47 in 66/66, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
+    +dense ones holds section 19's chain; each +dense cell runs at its sparse twin's step, acceptance and
+    E[B]."""
+    _all_36_held(
+        (RLR_ARCHIVE_S43,),
+        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 972 cells ok",
+        "18/18",
+        ["x32.16", "x38.29", "x9.19", "x16.21", "x30.98", "x7.30", "x9.56", "x18.25", "x4.16"],
+    )
+    _all_36_held(
+        (
+            RLR_ARCHIVE_S36,
+            "exact_mh_rlr_hmc10_s38.tar.xz",
+            RLR_ARCHIVE_S39,
+            RLR_ARCHIVE_S41,
+            RLR_ARCHIVE_S42,
+            RLR_ARCHIVE_S43,
+        ),
+        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 3564 cells ok",
+        "66/66",
+        ["x33.74", "x38.73", "x9.38", "x16.04", "x30.70", "x7.32", "x9.40", "x18.04", "x4.14"],
+    )
+    _assert_zen5_rerun(
+        RLR_ARCHIVE_S43,
+        range(48, 66),
+        _archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: 48 <= _run_of(m) <= 65 and "hmc10" not in m),
     )
