@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-42 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-43 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
