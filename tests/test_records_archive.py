@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-43 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-44 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
@@ -29,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 42
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 43
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -1041,6 +1041,32 @@ def test_rlr_archive_section_40_table_7_at_the_papers_constants_all_10_runs() ->
     _check_tuned_50d_paper_cells(RLR_50D_PAPER_S40, range(3, 10))
 
 
+# The Zen 5 reruns of Tables 2 / 5 (sections 41-44), in run order after section 39's runs 0-9
+# (RLR_ARCHIVE_S36 + the HMC-10 cells of section 38 + RLR_ARCHIVE_S39).
+RLR_ZEN5_ARCHIVES = (
+    RLR_ARCHIVE_S36,
+    "exact_mh_rlr_hmc10_s38.tar.xz",
+    RLR_ARCHIVE_S39,
+    "exact_mh_rlr_s41.tar.xz",
+    "exact_mh_rlr_s42.tar.xz",
+    "exact_mh_rlr_s43.tar.xz",
+    "exact_mh_rlr_s44.tar.xz",
+)
+
+
+def _assert_zen5_block(archive: str, runs: range, ratios: list[str], ratios_from_run_0: list[str]) -> None:
+    """The Zen 5 rerun ``archive`` (runs ``runs``, 54 cells each): every claim held in every one of its runs
+    with authors'-ESS ratios ``ratios``; with the archives before it in RLR_ZEN5_ARCHIVES, every claim held in
+    every run 0..runs.stop-1 with ratios ``ratios_from_run_0``; its chains are the Intel VMs' records
+    (_assert_zen5_rerun)."""
+    header = "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): {} cells ok"
+    n, k = len(runs), runs.stop
+    _all_36_held((archive,), header.format(54 * n), f"{n}/{n}", ratios)
+    upto = RLR_ZEN5_ARCHIVES[: RLR_ZEN5_ARCHIVES.index(archive) + 1]
+    _all_36_held(upto, header.format(54 * k), f"{k}/{k}", ratios_from_run_0)
+    _assert_zen5_rerun(archive, runs)
+
+
 # Session 41: Tables 2 / 5 runs 10-28 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 41).
 RLR_ARCHIVE_S41 = "exact_mh_rlr_s41.tar.xz"
 
@@ -1051,34 +1077,37 @@ def test_rlr_archive_section_41_tables_2_5_runs_10_to_28_on_zen5() -> None:
     section 39's runs 0-9 in 29/29, with the authors'-ESS ratios the section states; every cell but HMC-10's
     (now at the authors' HMC-10 steps) and the +dense ones holds section 17's / 18's chain; each +dense cell
     (its own seed) runs at its sparse twin's step, acceptance and E[B]."""
-    _all_36_held(
-        (RLR_ARCHIVE_S41,),
-        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 1026 cells ok",
-        "19/19",
-        ["x34.78", "x39.17", "x9.43", "x15.68", "x30.36", "x7.24", "x9.36", "x18.59", "x4.21"],
-    )
-    _all_36_held(
-        (RLR_ARCHIVE_S36, "exact_mh_rlr_hmc10_s38.tar.xz", RLR_ARCHIVE_S39, RLR_ARCHIVE_S41),
-        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 1566 cells ok",
-        "29/29",
-        ["x34.03", "x39.38", "x9.71", "x15.79", "x30.69", "x7.51", "x9.29", "x18.24", "x4.23"],
-    )
-    _assert_zen5_rerun(
+    _assert_zen5_block(
         RLR_ARCHIVE_S41,
         range(10, 29),
-        {
-            **_archive_rows("exact_mh_rlr_s16.tar.xz", lambda m: "hmc10" not in m),
-            **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) < 29 and "hmc10" not in m),
-        },
+        ["x34.78", "x39.17", "x9.43", "x15.68", "x30.36", "x7.24", "x9.36", "x18.59", "x4.21"],
+        ["x34.03", "x39.38", "x9.71", "x15.79", "x30.69", "x7.51", "x9.29", "x18.24", "x4.23"],
     )
 
 
-def _assert_zen5_rerun(archive: str, runs: range, old: dict[str, dict]) -> None:
+# Tables 2 / 5 as sections 17-21 ran them on the Intel VMs: {archive: its runs}.
+RLR_INTEL_ARCHIVES = {
+    "exact_mh_rlr_s16.tar.xz": range(10, 24),
+    "exact_mh_rlr_s17.tar.xz": range(24, 38),
+    "exact_mh_rlr_s18.tar.xz": range(38, 73),
+    "exact_mh_rlr_s19.tar.xz": range(73, 88),
+    "exact_mh_rlr_s20.tar.xz": range(88, 100),
+}
+
+
+def _assert_zen5_rerun(archive: str, runs: range) -> None:
     """Archive ``archive`` holds the 54 cells of each run in ``runs``; its 39 cells a run other than HMC-10's
-    and the +dense ones hold the chains of the older records ``old``; each of its 9 +dense cells a run is a
-    cell of its own (own seed) at its sparse twin's step, acceptance (within 0.03) and E[B] (within 1 %)."""
+    and the +dense ones hold the chains of the Intel VMs' records of those runs (RLR_INTEL_ARCHIVES); each of
+    its 9 +dense cells a run is a cell of its own (own seed) at its sparse twin's step, acceptance (within
+    0.03) and E[B] (within 1 %)."""
     new = _archive_rows(archive)
     assert len(new) == 54 * len(runs) and {r["run"] for r in new.values()} == set(runs)
+    old = {
+        name: rec
+        for intel, its_runs in RLR_INTEL_ARCHIVES.items()
+        if set(its_runs) & set(runs)
+        for name, rec in _archive_rows(intel, lambda m: _run_of(m) in runs and "hmc10" not in m).items()
+    }
     assert len(old) == 39 * len(runs)
     for name, rec in old.items():
         _assert_same_chain(name, new[name], rec)
@@ -1101,25 +1130,11 @@ def test_rlr_archive_section_42_tables_2_5_runs_29_to_47_on_zen5() -> None:
     runs 0-28 in 48/48, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
     +dense ones holds section 18's / 19's chain; each +dense cell runs at its sparse twin's step, acceptance
     and E[B]."""
-    _all_36_held(
-        (RLR_ARCHIVE_S42,),
-        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 1026 cells ok",
-        "19/19",
-        ["x34.86", "x38.73", "x9.18", "x16.06", "x30.73", "x7.21", "x9.35", "x17.67", "x3.99"],
-    )
-    _all_36_held(
-        (RLR_ARCHIVE_S36, "exact_mh_rlr_hmc10_s38.tar.xz", RLR_ARCHIVE_S39, RLR_ARCHIVE_S41, RLR_ARCHIVE_S42),
-        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 2592 cells ok",
-        "48/48",
-        ["x34.43", "x38.79", "x9.46", "x15.92", "x30.60", "x7.37", "x9.32", "x17.93", "x4.13"],
-    )
-    _assert_zen5_rerun(
+    _assert_zen5_block(
         RLR_ARCHIVE_S42,
         range(29, 48),
-        {
-            **_archive_rows("exact_mh_rlr_s17.tar.xz", lambda m: _run_of(m) >= 29 and "hmc10" not in m),
-            **_archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: _run_of(m) <= 47 and "hmc10" not in m),
-        },
+        ["x34.86", "x38.73", "x9.18", "x16.06", "x30.73", "x7.21", "x9.35", "x17.67", "x3.99"],
+        ["x34.43", "x38.79", "x9.46", "x15.92", "x30.60", "x7.37", "x9.32", "x17.93", "x4.13"],
     )
 
 
@@ -1133,27 +1148,27 @@ def test_rlr_archive_section_43_tables_2_5_runs_48_to_65_on_zen5() -> None:
     runs 0-47 in 66/66, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
     +dense ones holds section 19's chain; each +dense cell runs at its sparse twin's step, acceptance and
     E[B]."""
-    _all_36_held(
-        (RLR_ARCHIVE_S43,),
-        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 972 cells ok",
-        "18/18",
-        ["x32.16", "x38.29", "x9.19", "x16.21", "x30.98", "x7.30", "x9.56", "x18.25", "x4.16"],
-    )
-    _all_36_held(
-        (
-            RLR_ARCHIVE_S36,
-            "exact_mh_rlr_hmc10_s38.tar.xz",
-            RLR_ARCHIVE_S39,
-            RLR_ARCHIVE_S41,
-            RLR_ARCHIVE_S42,
-            RLR_ARCHIVE_S43,
-        ),
-        "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): 3564 cells ok",
-        "66/66",
-        ["x33.74", "x38.73", "x9.38", "x16.04", "x30.70", "x7.32", "x9.40", "x18.04", "x4.14"],
-    )
-    _assert_zen5_rerun(
+    _assert_zen5_block(
         RLR_ARCHIVE_S43,
         range(48, 66),
-        _archive_rows("exact_mh_rlr_s18.tar.xz", lambda m: 48 <= _run_of(m) <= 65 and "hmc10" not in m),
+        ["x32.16", "x38.29", "x9.19", "x16.21", "x30.98", "x7.30", "x9.56", "x18.25", "x4.16"],
+        ["x33.74", "x38.73", "x9.38", "x16.04", "x30.70", "x7.32", "x9.40", "x18.04", "x4.14"],
+    )
+
+
+# Session 44: Tables 2 / 5 runs 66-84 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 44).
+RLR_ARCHIVE_S44 = "exact_mh_rlr_s44.tar.xz"
+
+
+def test_rlr_archive_section_44_tables_2_5_runs_66_to_84_on_zen5() -> None:
+    """Section 44: runs 66-84 of Tables 2 / 5 (54 cells a run, +dense included) on the Zen 5 VM instance of
+    sections 35-43 with the code on main: every claim held in 19/19 runs under every ESS convention, and with
+    runs 0-65 in 85/85, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
+    +dense ones holds section 19's / 20's chain; each +dense cell runs at its sparse twin's step, acceptance
+    and E[B]."""
+    _assert_zen5_block(
+        RLR_ARCHIVE_S44,
+        range(66, 85),
+        ["x34.57", "x39.47", "x9.26", "x16.33", "x31.48", "x7.18", "x9.30", "x18.46", "x4.13"],
+        ["x33.75", "x38.81", "x9.36", "x16.00", "x30.85", "x7.31", "x9.37", "x18.12", "x4.15"],
     )
