@@ -1,4 +1,4 @@
-"""The archived cell records behind docs/results/exact_mh.md sections 11-44 and exact_mh_mnist.md
+"""The archived cell records behind docs/results/exact_mh.md sections 11-45 and exact_mh_mnist.md
 section 13 (docs/results/records): checksums as listed in the records README, and the report regenerated
 from them gives the verdicts the document states (the committed numbers stay derivable from committed
 data). Deterministic: no sampling."""
@@ -29,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 43
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 44
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -1041,9 +1041,10 @@ def test_rlr_archive_section_40_table_7_at_the_papers_constants_all_10_runs() ->
     _check_tuned_50d_paper_cells(RLR_50D_PAPER_S40, range(3, 10))
 
 
-# The Zen 5 reruns of Tables 2 / 5 (sections 41-44), in run order after section 39's runs 0-9
-# (RLR_ARCHIVE_S36 + the HMC-10 cells of section 38 + RLR_ARCHIVE_S39).
-RLR_ZEN5_ARCHIVES = (
+# Tables 2 / 5 rerun with the code on main, in run order: section 39's runs 0-9 (RLR_ARCHIVE_S36 + the HMC-10
+# cells of section 38 + RLR_ARCHIVE_S39), sections 41-44's runs 10-87 on the Zen 5 VM and section 45's runs
+# 88-99 on an Intel Emerald Rapids VM.
+RLR_MAIN_ARCHIVES = (
     RLR_ARCHIVE_S36,
     "exact_mh_rlr_hmc10_s38.tar.xz",
     RLR_ARCHIVE_S39,
@@ -1051,20 +1052,21 @@ RLR_ZEN5_ARCHIVES = (
     "exact_mh_rlr_s42.tar.xz",
     "exact_mh_rlr_s43.tar.xz",
     "exact_mh_rlr_s44.tar.xz",
+    "exact_mh_rlr_s45.tar.xz",
 )
 
 
-def _assert_zen5_block(archive: str, runs: range, ratios: list[str], ratios_from_run_0: list[str]) -> None:
-    """The Zen 5 rerun ``archive`` (runs ``runs``, 54 cells each): every claim held in every one of its runs
-    with authors'-ESS ratios ``ratios``; with the archives before it in RLR_ZEN5_ARCHIVES, every claim held in
-    every run 0..runs.stop-1 with ratios ``ratios_from_run_0``; its chains are the Intel VMs' records
-    (_assert_zen5_rerun)."""
+def _assert_main_block(archive: str, runs: range, ratios: list[str], ratios_from_run_0: list[str]) -> None:
+    """The rerun ``archive`` (runs ``runs``, 54 cells each): every claim held in every one of its runs
+    with authors'-ESS ratios ``ratios``; with the archives before it in RLR_MAIN_ARCHIVES, every claim held in
+    every run 0..runs.stop-1 with ratios ``ratios_from_run_0``; its chains are sections 17-21's records
+    (_assert_rerun_chains)."""
     header = "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): {} cells ok"
     n, k = len(runs), runs.stop
     _all_36_held((archive,), header.format(54 * n), f"{n}/{n}", ratios)
-    upto = RLR_ZEN5_ARCHIVES[: RLR_ZEN5_ARCHIVES.index(archive) + 1]
+    upto = RLR_MAIN_ARCHIVES[: RLR_MAIN_ARCHIVES.index(archive) + 1]
     _all_36_held(upto, header.format(54 * k), f"{k}/{k}", ratios_from_run_0)
-    _assert_zen5_rerun(archive, runs)
+    _assert_rerun_chains(archive, runs)
 
 
 # Session 41: Tables 2 / 5 runs 10-28 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 41).
@@ -1077,7 +1079,7 @@ def test_rlr_archive_section_41_tables_2_5_runs_10_to_28_on_zen5() -> None:
     section 39's runs 0-9 in 29/29, with the authors'-ESS ratios the section states; every cell but HMC-10's
     (now at the authors' HMC-10 steps) and the +dense ones holds section 17's / 18's chain; each +dense cell
     (its own seed) runs at its sparse twin's step, acceptance and E[B]."""
-    _assert_zen5_block(
+    _assert_main_block(
         RLR_ARCHIVE_S41,
         range(10, 29),
         ["x34.78", "x39.17", "x9.43", "x15.68", "x30.36", "x7.24", "x9.36", "x18.59", "x4.21"],
@@ -1085,7 +1087,7 @@ def test_rlr_archive_section_41_tables_2_5_runs_10_to_28_on_zen5() -> None:
     )
 
 
-# Tables 2 / 5 as sections 17-21 ran them on the Intel VMs: {archive: its runs}.
+# Tables 2 / 5 as sections 17-21 ran them on the `rocketlake` Intel VMs (older code): {archive: its runs}.
 RLR_INTEL_ARCHIVES = {
     "exact_mh_rlr_s16.tar.xz": range(10, 24),
     "exact_mh_rlr_s17.tar.xz": range(24, 38),
@@ -1095,10 +1097,10 @@ RLR_INTEL_ARCHIVES = {
 }
 
 
-def _assert_zen5_rerun(archive: str, runs: range) -> None:
+def _assert_rerun_chains(archive: str, runs: range) -> None:
     """Archive ``archive`` holds the 54 cells of each run in ``runs``; its 39 cells a run other than HMC-10's
-    and the +dense ones hold the chains of the Intel VMs' records of those runs (RLR_INTEL_ARCHIVES); each of
-    its 9 +dense cells a run is a cell of its own (own seed) at its sparse twin's step, acceptance (within
+    and the +dense ones hold the chains of sections 17-21's records of those runs (RLR_INTEL_ARCHIVES); each
+    of its 9 +dense cells a run is a cell of its own (own seed) at its sparse twin's step, acceptance (within
     0.03) and E[B] (within 1 %)."""
     new = _archive_rows(archive)
     assert len(new) == 54 * len(runs) and {r["run"] for r in new.values()} == set(runs)
@@ -1130,7 +1132,7 @@ def test_rlr_archive_section_42_tables_2_5_runs_29_to_47_on_zen5() -> None:
     runs 0-28 in 48/48, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
     +dense ones holds section 18's / 19's chain; each +dense cell runs at its sparse twin's step, acceptance
     and E[B]."""
-    _assert_zen5_block(
+    _assert_main_block(
         RLR_ARCHIVE_S42,
         range(29, 48),
         ["x34.86", "x38.73", "x9.18", "x16.06", "x30.73", "x7.21", "x9.35", "x17.67", "x3.99"],
@@ -1148,7 +1150,7 @@ def test_rlr_archive_section_43_tables_2_5_runs_48_to_65_on_zen5() -> None:
     runs 0-47 in 66/66, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
     +dense ones holds section 19's chain; each +dense cell runs at its sparse twin's step, acceptance and
     E[B]."""
-    _assert_zen5_block(
+    _assert_main_block(
         RLR_ARCHIVE_S43,
         range(48, 66),
         ["x32.16", "x38.29", "x9.19", "x16.21", "x30.98", "x7.30", "x9.56", "x18.25", "x4.16"],
@@ -1166,9 +1168,28 @@ def test_rlr_archive_section_44_tables_2_5_runs_66_to_87_on_zen5() -> None:
     runs 0-65 in 88/88, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
     +dense ones holds section 19's / 20's chain; each +dense cell runs at its sparse twin's step, acceptance
     and E[B]."""
-    _assert_zen5_block(
+    _assert_main_block(
         RLR_ARCHIVE_S44,
         range(66, 88),
         ["x34.70", "x39.13", "x9.23", "x16.30", "x31.32", "x7.16", "x9.29", "x18.37", "x4.12"],
         ["x33.88", "x38.84", "x9.36", "x16.04", "x30.78", "x7.29", "x9.37", "x18.15", "x4.15"],
+    )
+
+
+# Session 45: Tables 2 / 5 runs 88-99 on an Intel Emerald Rapids VM, the +dense cells in every run
+# (exact_mh.md section 45), completing the paper's 100 runs with the code on main.
+RLR_ARCHIVE_S45 = "exact_mh_rlr_s45.tar.xz"
+
+
+def test_rlr_archive_section_45_tables_2_5_runs_88_to_99_on_emeraldrapids() -> None:
+    """Section 45: runs 88-99 of Tables 2 / 5 (54 cells a run, +dense included) with the code on main on a VM
+    of another kind (`emeraldrapids`): every claim held in 12/12 runs under every ESS convention, and with
+    sections 39 and 41-44's runs 0-87 (Zen 5) in 100/100, with the authors'-ESS ratios the section states;
+    every cell but HMC-10's and the +dense ones holds section 21's chain; each +dense cell runs at its sparse
+    twin's step, acceptance and E[B]."""
+    _assert_main_block(
+        RLR_ARCHIVE_S45,
+        range(88, 100),
+        ["x35.10", "x39.53", "x9.23", "x15.51", "x29.28", "x6.66", "x8.97", "x17.16", "x3.88"],
+        ["x33.85", "x38.92", "x9.36", "x15.99", "x30.64", "x7.22", "x9.32", "x18.04", "x4.12"],
     )
