@@ -1041,50 +1041,39 @@ def test_rlr_archive_section_40_table_7_at_the_papers_constants_all_10_runs() ->
     _check_tuned_50d_paper_cells(RLR_50D_PAPER_S40, range(3, 10))
 
 
-# Tables 2 / 5 rerun with the code on main, in run order: section 39's runs 0-9 (RLR_ARCHIVE_S36 + the HMC-10
-# cells of section 38 + RLR_ARCHIVE_S39), sections 41-44's runs 10-87 on the Zen 5 VM and section 45's runs
-# 88-99 on an Intel Emerald Rapids VM.
-RLR_MAIN_ARCHIVES = (
-    RLR_ARCHIVE_S36,
-    "exact_mh_rlr_hmc10_s38.tar.xz",
-    RLR_ARCHIVE_S39,
-    "exact_mh_rlr_s41.tar.xz",
-    "exact_mh_rlr_s42.tar.xz",
-    "exact_mh_rlr_s43.tar.xz",
-    "exact_mh_rlr_s44.tar.xz",
-    "exact_mh_rlr_s45.tar.xz",
-)
-
-
-def _assert_main_block(archive: str, runs: range, ratios: list[str], ratios_from_run_0: list[str]) -> None:
-    """The rerun ``archive`` (runs ``runs``, 54 cells each): every claim held in every one of its runs
-    with authors'-ESS ratios ``ratios``; with the archives before it in RLR_MAIN_ARCHIVES, every claim held in
-    every run 0..runs.stop-1 with ratios ``ratios_from_run_0``; its chains are sections 17-21's records
-    (_assert_rerun_chains)."""
-    header = "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): {} cells ok"
-    n, k = len(runs), runs.stop
-    _all_36_held((archive,), header.format(54 * n), f"{n}/{n}", ratios)
-    upto = RLR_MAIN_ARCHIVES[: RLR_MAIN_ARCHIVES.index(archive) + 1]
-    _all_36_held(upto, header.format(54 * k), f"{k}/{k}", ratios_from_run_0)
-    _assert_rerun_chains(archive, runs)
-
-
-# Session 41: Tables 2 / 5 runs 10-28 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 41).
-RLR_ARCHIVE_S41 = "exact_mh_rlr_s41.tar.xz"
-
-
-def test_rlr_archive_section_41_tables_2_5_runs_10_to_28_on_zen5() -> None:
-    """Section 41: runs 10-28 of Tables 2 / 5 (54 cells a run, +dense included) on section 39's Zen 5 VM
-    instance with the code on main: every claim held in 19/19 runs under every ESS convention, and with
-    section 39's runs 0-9 in 29/29, with the authors'-ESS ratios the section states; every cell but HMC-10's
-    (now at the authors' HMC-10 steps) and the +dense ones holds section 17's / 18's chain; each +dense cell
-    (its own seed) runs at its sparse twin's step, acceptance and E[B]."""
-    _assert_main_block(
-        RLR_ARCHIVE_S41,
+# Tables 2 / 5 rerun with the code on main (HMC-10 at the authors' HMC-10 steps, the +dense cells in every
+# run, 54 cells a run; exact_mh.md sections 41-45), in run order after section 39's runs 0-9: {archive: (its
+# runs, its authors'-ESS ratios alone, the ratios of runs 0..its last run)}. Sections 41-44 ran on the Zen 5
+# VM of sections 35-40, section 45 on an Intel `emeraldrapids` VM (the Zen 5 VM gone): the paper's 100 runs.
+RLR_MAIN_BLOCKS = {
+    "exact_mh_rlr_s41.tar.xz": (
         range(10, 29),
         ["x34.78", "x39.17", "x9.43", "x15.68", "x30.36", "x7.24", "x9.36", "x18.59", "x4.21"],
         ["x34.03", "x39.38", "x9.71", "x15.79", "x30.69", "x7.51", "x9.29", "x18.24", "x4.23"],
-    )
+    ),
+    "exact_mh_rlr_s42.tar.xz": (
+        range(29, 48),
+        ["x34.86", "x38.73", "x9.18", "x16.06", "x30.73", "x7.21", "x9.35", "x17.67", "x3.99"],
+        ["x34.43", "x38.79", "x9.46", "x15.92", "x30.60", "x7.37", "x9.32", "x17.93", "x4.13"],
+    ),
+    "exact_mh_rlr_s43.tar.xz": (
+        range(48, 66),
+        ["x32.16", "x38.29", "x9.19", "x16.21", "x30.98", "x7.30", "x9.56", "x18.25", "x4.16"],
+        ["x33.74", "x38.73", "x9.38", "x16.04", "x30.70", "x7.32", "x9.40", "x18.04", "x4.14"],
+    ),
+    "exact_mh_rlr_s44.tar.xz": (
+        range(66, 88),
+        ["x34.70", "x39.13", "x9.23", "x16.30", "x31.32", "x7.16", "x9.29", "x18.37", "x4.12"],
+        ["x33.88", "x38.84", "x9.36", "x16.04", "x30.78", "x7.29", "x9.37", "x18.15", "x4.15"],
+    ),
+    "exact_mh_rlr_s45.tar.xz": (
+        range(88, 100),
+        ["x35.10", "x39.53", "x9.23", "x15.51", "x29.28", "x6.66", "x8.97", "x17.16", "x3.88"],
+        ["x33.85", "x38.92", "x9.36", "x15.99", "x30.64", "x7.22", "x9.32", "x18.04", "x4.12"],
+    ),
+}
+# Section 39's runs 0-9 (RLR_ARCHIVE_S36 + the HMC-10 cells of section 38 + RLR_ARCHIVE_S39), then the blocks.
+RLR_MAIN_ARCHIVES = (RLR_ARCHIVE_S36, "exact_mh_rlr_hmc10_s38.tar.xz", RLR_ARCHIVE_S39, *RLR_MAIN_BLOCKS)
 
 
 # Tables 2 / 5 as sections 17-21 ran them on the `rocketlake` Intel VMs (older code): {archive: its runs}.
@@ -1122,74 +1111,22 @@ def _assert_rerun_chains(archive: str, runs: range) -> None:
         assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
 
 
-# Session 42: Tables 2 / 5 runs 29-47 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 42).
-RLR_ARCHIVE_S42 = "exact_mh_rlr_s42.tar.xz"
+def _section_id(archive: str) -> str:
+    """``exact_mh_rlr_s45.tar.xz`` -> ``section_45`` (the test id the docs cite)."""
+    return "section_" + archive.removeprefix("exact_mh_rlr_s").removesuffix(".tar.xz")
 
 
-def test_rlr_archive_section_42_tables_2_5_runs_29_to_47_on_zen5() -> None:
-    """Section 42: runs 29-47 of Tables 2 / 5 (54 cells a run, +dense included) on the Zen 5 VM instance of
-    sections 35-41 with the code on main: every claim held in 19/19 runs under every ESS convention, and with
-    runs 0-28 in 48/48, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
-    +dense ones holds section 18's / 19's chain; each +dense cell runs at its sparse twin's step, acceptance
-    and E[B]."""
-    _assert_main_block(
-        RLR_ARCHIVE_S42,
-        range(29, 48),
-        ["x34.86", "x38.73", "x9.18", "x16.06", "x30.73", "x7.21", "x9.35", "x17.67", "x3.99"],
-        ["x34.43", "x38.79", "x9.46", "x15.92", "x30.60", "x7.37", "x9.32", "x17.93", "x4.13"],
-    )
-
-
-# Session 43: Tables 2 / 5 runs 48-65 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 43).
-RLR_ARCHIVE_S43 = "exact_mh_rlr_s43.tar.xz"
-
-
-def test_rlr_archive_section_43_tables_2_5_runs_48_to_65_on_zen5() -> None:
-    """Section 43: runs 48-65 of Tables 2 / 5 (54 cells a run, +dense included) on the Zen 5 VM instance of
-    sections 35-42 with the code on main: every claim held in 18/18 runs under every ESS convention, and with
-    runs 0-47 in 66/66, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
-    +dense ones holds section 19's chain; each +dense cell runs at its sparse twin's step, acceptance and
-    E[B]."""
-    _assert_main_block(
-        RLR_ARCHIVE_S43,
-        range(48, 66),
-        ["x32.16", "x38.29", "x9.19", "x16.21", "x30.98", "x7.30", "x9.56", "x18.25", "x4.16"],
-        ["x33.74", "x38.73", "x9.38", "x16.04", "x30.70", "x7.32", "x9.40", "x18.04", "x4.14"],
-    )
-
-
-# Session 44: Tables 2 / 5 runs 66-87 on the Zen 5 VM, the +dense cells in every run (exact_mh.md section 44).
-RLR_ARCHIVE_S44 = "exact_mh_rlr_s44.tar.xz"
-
-
-def test_rlr_archive_section_44_tables_2_5_runs_66_to_87_on_zen5() -> None:
-    """Section 44: runs 66-87 of Tables 2 / 5 (54 cells a run, +dense included) on the Zen 5 VM instance of
-    sections 35-43 with the code on main: every claim held in 22/22 runs under every ESS convention, and with
-    runs 0-65 in 88/88, with the authors'-ESS ratios the section states; every cell but HMC-10's and the
-    +dense ones holds section 19's / 20's chain; each +dense cell runs at its sparse twin's step, acceptance
-    and E[B]."""
-    _assert_main_block(
-        RLR_ARCHIVE_S44,
-        range(66, 88),
-        ["x34.70", "x39.13", "x9.23", "x16.30", "x31.32", "x7.16", "x9.29", "x18.37", "x4.12"],
-        ["x33.88", "x38.84", "x9.36", "x16.04", "x30.78", "x7.29", "x9.37", "x18.15", "x4.15"],
-    )
-
-
-# Session 45: Tables 2 / 5 runs 88-99 on an Intel Emerald Rapids VM, the +dense cells in every run
-# (exact_mh.md section 45), completing the paper's 100 runs with the code on main.
-RLR_ARCHIVE_S45 = "exact_mh_rlr_s45.tar.xz"
-
-
-def test_rlr_archive_section_45_tables_2_5_runs_88_to_99_on_emeraldrapids() -> None:
-    """Section 45: runs 88-99 of Tables 2 / 5 (54 cells a run, +dense included) with the code on main on a VM
-    of another kind (`emeraldrapids`): every claim held in 12/12 runs under every ESS convention, and with
-    sections 39 and 41-44's runs 0-87 (Zen 5) in 100/100, with the authors'-ESS ratios the section states;
-    every cell but HMC-10's and the +dense ones holds section 21's chain; each +dense cell runs at its sparse
-    twin's step, acceptance and E[B]."""
-    _assert_main_block(
-        RLR_ARCHIVE_S45,
-        range(88, 100),
-        ["x35.10", "x39.53", "x9.23", "x15.51", "x29.28", "x6.66", "x8.97", "x17.16", "x3.88"],
-        ["x33.85", "x38.92", "x9.36", "x15.99", "x30.64", "x7.22", "x9.32", "x18.04", "x4.12"],
-    )
+@pytest.mark.parametrize("archive", RLR_MAIN_BLOCKS, ids=_section_id)
+def test_rlr_archive_tables_2_5_rerun_on_main(archive: str) -> None:
+    """Sections 41-45: each block of Tables 2 / 5 runs (54 cells a run, +dense included) with the code on
+    main: every claim held in every one of its runs under every ESS convention, and with the archives before
+    it in RLR_MAIN_ARCHIVES in every run 0..its last, with the authors'-ESS ratios the section states; every
+    cell but HMC-10's and the +dense ones holds the chain of sections 17-21's records of its runs; each +dense
+    cell (its own seed) runs at its sparse twin's step, acceptance and E[B]."""
+    runs, ratios, ratios_from_run_0 = RLR_MAIN_BLOCKS[archive]
+    header = "rlr_10d_n1e5 (seed 001 §5.2, Tables 2 / 5): {} cells ok"
+    n, k = len(runs), runs.stop
+    _all_36_held((archive,), header.format(54 * n), f"{n}/{n}", ratios)
+    upto = RLR_MAIN_ARCHIVES[: RLR_MAIN_ARCHIVES.index(archive) + 1]
+    _all_36_held(upto, header.format(54 * k), f"{k}/{k}", ratios_from_run_0)
+    _assert_rerun_chains(archive, runs)
