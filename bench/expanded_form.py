@@ -20,7 +20,7 @@ import sys
 import time
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 import samplers  # noqa: F401  (sets NUMBA_CACHE_DIR before numba is imported)
 from samplers.hotloop import (
@@ -38,8 +38,9 @@ from samplers.poisson_minibatch import (
     ROW_SHIFT,
     SLOT_AHEAD,
     open_candidates,
+    pipeline_counters,
     resolve_slot,
-    stage_slot,
+    stage_at,
 )
 from samplers.targets.tall import FULL_DATA_FASTMATH
 
@@ -75,6 +76,7 @@ def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: f
     n = erows.shape[0]
     cp = p + ROW_PROB
     B, buf, fb, st = open_candidates(erows, cp, erows, True, Lam, rng, buf)
+    zs, zc, gam = pipeline_counters(st, B)
     c0 = _lin_coef(theta, w, beta, v0)
     c1 = _lin_coef(theta_p, w, beta, v1)
     cm = p + ROW_A
@@ -85,13 +87,15 @@ def ratio_expanded(theta, theta_p, w, beta: float, a_scale: float, erows, Lam: f
     nk = 0
     for b in range(B):  # the kernel's candidate pipeline (poisson_minibatch.open_candidates)
         if b + SLOT_AHEAD < B:
-            prefetch_row(erows, stage_slot(fb, st, b + SLOT_AHEAD, n))
+            prefetch_row(erows, stage_at(fb, zs, b + SLOT_AHEAD, n))
+        zs += gam
         if b + RESOLVE_AHEAD < B:
             buf[b + RESOLVE_AHEAD] = resolve_slot(erows, cp, fb, b + RESOLVE_AHEAD)
-        i = buf[b]
+        i = uint64(buf[b])
         l0, l1 = pair_z(erows, i, v0, v1)  # x_i . v0, x_i . v1
         sh = erows[i, cs]
-        ok, kept, ratio = candidate_term(st, B, b, a_scale, erows[i, cm], l0 + c0 + sh, l1 + c1 + sh)
+        ok, kept, ratio = candidate_term(zc, a_scale, erows[i, cm], l0 + c0 + sh, l1 + c1 + sh)
+        zc += gam
         if not ok:
             err[0] = ERR_PHI_BOUND
             err[1] = i

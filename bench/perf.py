@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numba import njit
+from numba import njit, uint64
 
 from bench.perf_compare import timed_run
 from samplers.hotloop import prefetch_row
@@ -54,8 +54,9 @@ from samplers.poisson_minibatch import (
     SLOT_AHEAD,
     draw_from_rows,
     open_candidates,
+    pipeline_counters,
     resolve_slot,
-    stage_slot,
+    stage_at,
 )
 from samplers.targets.tall import loglik_sum
 
@@ -395,12 +396,14 @@ def _hl_gather(rows, p, Lam, rng, buf, reps):
     cp = p + ROW_PROB
     for _ in range(reps):
         B, buf, fb, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
+        zs, _, gam = pipeline_counters(st, B)
         for b in range(B):
             if b + SLOT_AHEAD < B:
-                prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
+                prefetch_row(rows, stage_at(fb, zs, b + SLOT_AHEAD, n))
+            zs += gam
             if b + RESOLVE_AHEAD < B:
                 buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
-            i = buf[b]
+            i = uint64(buf[b])
             for c in range(0, ncol, 8):
                 s += rows[i, c]
         tot += B

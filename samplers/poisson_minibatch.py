@@ -28,7 +28,7 @@ from numba import njit
 
 from samplers.alias import alias_slot, build_alias, slot_and_coin
 from samplers.hotloop import prefetch1, prefetch2, prefetch2_l2, prefetch_row
-from samplers.streams import new_stream, uniform
+from samplers.streams import counter, new_stream, uniform, uniform_at
 
 # tables smaller than this (entries) stay in L2 and use the one-pass draw
 ALIAS_PREFETCH_MIN = 1 << 15
@@ -108,24 +108,44 @@ def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
     draws ahead."""
     cp = p + ROW_PROB
     B, buf, fb, st = open_candidates(rows, cp, rows, True, Lam, rng, buf)
+    zs, _, gam = pipeline_counters(st, B)
     n = rows.shape[0]
     for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch2(rows, stage_slot(fb, st, b + SLOT_AHEAD, n), cp)
+            prefetch2(rows, stage_at(fb, zs, b + SLOT_AHEAD, n), cp)
+        zs += gam
         if b + RESOLVE_AHEAD < B:
             buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
     return B, buf, st
 
 
 @njit(cache=True)
-def stage_slot(fb, st, c: int, n: int) -> int:
-    """Pipeline stage 1 of candidate c (:func:`open_candidates`): ``v = u_c n`` from uniform c of the
-    stream, stored in ``fb[c]`` (the float64 view of the candidate buffer) for :func:`resolve_slot`;
-    returns the alias slot ``floor(v)``, whose row the caller prefetches. Small enough for LLVM to
-    inline it into the loops (no Numba ``inline``: that would add reference counting on ``fb``)."""
-    v = uniform(st, c) * n
+def stage_at(fb, z, c: int, n: int) -> int:
+    """Pipeline stage 1 of candidate c (:func:`open_candidates`): ``v = u_c n`` from the uniform at counter
+    ``z`` (= :func:`samplers.streams.counter` of c: the loops carry it, :func:`pipeline_counters`), stored
+    in ``fb[c]`` (the float64 view of the candidate buffer) for :func:`resolve_slot`; returns the alias
+    slot ``floor(v)``, whose row the caller prefetches. Small enough for LLVM to inline it into the loops
+    (no Numba ``inline``: that would add reference counting on ``fb``)."""
+    v = uniform_at(z) * n
     fb[c] = v
     return slot_and_coin(v, n)[0]
+
+
+@njit(cache=True)
+def stage_slot(fb, st, c: int, n: int) -> int:
+    """:func:`stage_at` of candidate c from the stream ``st`` (the counter computed, not carried)."""
+    return stage_at(fb, counter(st, c), c, n)
+
+
+@njit(cache=True, inline="always")
+def pipeline_counters(st, B: int):
+    """``(zs, zc, gamma)`` for a candidate loop over b = 0, ..., B - 1 that carries its counters
+    (:func:`samplers.streams.counter`): ``zs`` the counter of the slot uniform of candidate
+    ``SLOT_AHEAD`` (the first the loop stages), ``zc`` that of candidate 0's thinning coin (uniform B);
+    the loop adds ``gamma`` to each after every candidate. The same uniforms as :func:`stage_slot` and
+    :func:`keep`, bit for bit, with one add per uniform instead of a multiply and two adds (and no
+    reload of the stream: §4.25)."""
+    return counter(st, SLOT_AHEAD), counter(st, B), st[1]
 
 
 @njit(cache=True)
@@ -151,11 +171,14 @@ def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: flo
     """Open the candidate pipeline of one Alg. 8/9 draw on the candidate rows (:func:`table_rows`; ``cp``:
     their prob column, p + ROW_PROB for p data columns; ``pk``: whether the kernel reads the data from the
     rows, else from X): B ~ Poisson(Lam), the draw's stream and the pipeline's prologue. Returns
-    ``(B, buf, fb, st)``, ``fb`` the float64 view of ``buf``. In its loop over b = 0, 1, ..., B - 1 the
-    kernel then, before it reads candidate b's datum ``buf[b]``, prefetches the row of
-    ``stage_slot(fb, st, b + SLOT_AHEAD, n)`` and stores ``resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)``
-    in ``buf[b + RESOLVE_AHEAD]`` (prefetching that row from X unless ``pk``), each while that index is
-    < B: seven lines, as in :func:`samplers.kernels.poisson_mh.poisson_counts_ratio`.
+    ``(B, buf, fb, st)``, ``fb`` the float64 view of ``buf``. The kernel takes its counters
+    ``zs, zc, gam = pipeline_counters(st, B)``; in its loop over b = 0, 1, ..., B - 1 it then, before it
+    reads candidate b's datum ``uint64(buf[b])`` (unsigned: no negative-index wraparound code), prefetches
+    the row of ``stage_at(fb, zs, b + SLOT_AHEAD, n)`` while that index is < B, adds ``gam`` to ``zs``, and
+    stores ``resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)`` in ``buf[b + RESOLVE_AHEAD]`` (prefetching
+    that row from X unless ``pk``) while that index is < B: eight lines, as in
+    :func:`samplers.kernels.poisson_mh.poisson_counts_ratio`; its thinning coin is
+    ``keep_at(zc, ...)``, then ``zc += gam``.
 
     The same B, candidates, order and stream as :func:`draw_from_rows`, bit for bit, in one pass: while
     candidate b is evaluated, candidate b + RESOLVE_AHEAD is resolved to its datum (its slot's line is in
@@ -187,9 +210,16 @@ def coin(st, B: int, b: int) -> float:
 
 
 @njit(cache=True, inline="always")
+def keep_at(z, a_i: float, phi: float, b_i: float) -> bool:
+    """Thinning coin at counter ``z`` (candidate b's: ``counter(st, B + b)``, carried by the hot loops,
+    :func:`pipeline_counters`): keep with probability (a_i + phi) / (a_i + b_i)."""
+    return uniform_at(z) * (a_i + b_i) < a_i + phi
+
+
+@njit(cache=True, inline="always")
 def keep(st, B: int, b: int, a_i: float, phi: float, b_i: float) -> bool:
     """Thinning coin of candidate b: keep with probability (a_i + phi) / (a_i + b_i)."""
-    return coin(st, B, b) * (a_i + b_i) < a_i + phi
+    return keep_at(counter(st, B + b), a_i, phi, b_i)
 
 
 def check_rate(Lam: float, what: str) -> None:

@@ -69,10 +69,23 @@ def new_stream(rng):
 
 
 @njit(cache=True, inline="always")
+def counter(st, c: int):
+    """The counter of uniform c of stream ``st``: ``seed + (c + 1) gamma`` (uint64, modulo 2^64). Uniforms
+    c, c + 1, ... have counters z, z + gamma, ...: a hot loop reading consecutive uniforms keeps z and adds
+    ``gamma = st[1]`` (one add instead of a multiply and two adds: docs/performance.md §4.25)."""
+    return st[0] + uint64(c + 1) * st[1]
+
+
+@njit(cache=True, inline="always")
+def uniform_at(z) -> float:
+    """The uniform on [0, 1) (53 bits) at counter ``z``: ``mix64(z) >> 11 / 2^53``."""
+    return float(mix64(z) >> uint64(11)) * _TWO53
+
+
+@njit(cache=True, inline="always")
 def uniform(st, c: int) -> float:
     """The c-th uniform on [0, 1) of stream ``st`` (53 bits)."""
-    z = mix64(st[0] + uint64(c + 1) * st[1])
-    return float(z >> uint64(11)) * _TWO53
+    return uniform_at(counter(st, c))
 
 
 def uniforms(st: tuple, n: int, start: int = 0) -> np.ndarray:

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, uint64
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from samplers import hotloop as H
@@ -34,12 +34,15 @@ from samplers.poisson_minibatch import (
     alias_for,
     draw_candidates,
     draw_from_rows,
+    keep,
+    keep_at,
     open_candidates,
+    pipeline_counters,
     resolve_slot,
-    stage_slot,
+    stage_at,
     table_rows,
 )
-from samplers.streams import new_stream, uniform
+from samplers.streams import new_stream, uniform, uniform_at
 from samplers.targets import tall
 
 RTOL = 1e-12
@@ -259,17 +262,55 @@ def _pipeline_draws(rows, X, pk, Lam, rng, buf, out, ahead, stage=SLOT_AHEAD):
     entry is resolved from a v that was never stored)."""
     cp = X.shape[1] + ROW_PROB
     B, buf, fb, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    zs, _, gam = pipeline_counters(st, B)
     n = rows.shape[0]
     for b in range(B):
         if b + stage < B:
-            H.prefetch_row(rows, stage_slot(fb, st, b + stage, n))
+            H.prefetch_row(rows, stage_at(fb, zs, b + stage, n))
+        zs += gam
         if b + RESOLVE_AHEAD < B:
             ia = resolve_slot(rows, cp, fb, b + ahead)
             buf[b + ahead] = ia
             if not pk:
                 H.prefetch_row(X, ia)
-        out[b] = buf[b]
+        out[b] = uint64(buf[b])  # the kernels read their datum unsigned
     return B, buf
+
+
+@njit(cache=True)
+def _carried_uniforms(st, B, n, shift):
+    """The slot and coin uniforms a hot loop reads through carried counters (``pipeline_counters``,
+    ``zs / zc += gamma`` per candidate), and the direct ones (``uniform(st, c)``); ``shift`` != 0 is a
+    mutant that starts the slot counter at candidate SLOT_AHEAD + shift."""
+    zs, zc, gam = pipeline_counters(st, B)
+    zs += uint64(shift) * gam
+    carried = np.empty((n, 3))
+    direct = np.empty((n, 3))
+    for b in range(n):
+        carried[b, 0] = uniform_at(zs)
+        carried[b, 1] = uniform_at(zc)
+        carried[b, 2] = keep_at(zc, 0.3, 0.2, 0.5)
+        direct[b, 0] = uniform(st, b + SLOT_AHEAD)
+        direct[b, 1] = uniform(st, B + b)
+        direct[b, 2] = keep(st, B, b, 0.3, 0.2, 0.5)
+        zs += gam
+        zc += gam
+    return carried, direct
+
+
+def test_carried_counters_give_the_stream_uniforms():
+    """The counters the hot loops carry (one add per uniform) give exactly the stream's uniforms
+    ``uniform(st, c)``: slot uniforms from candidate SLOT_AHEAD on, coins from uniform B on (counters wrap
+    modulo 2^64 in both); ``keep_at`` at the carried counter is ``keep``. A counter started one
+    candidate off is caught."""
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        st = tuple(np.uint64(v) for v in new_stream(rng))  # as the kernels hold it: two uint64
+        B = int(rng.integers(0, 10_000))
+        carried, direct = _carried_uniforms(st, B, 3000, 0)
+        np.testing.assert_array_equal(carried, direct)
+        bad, _ = _carried_uniforms(st, B, 3000, 1)
+        assert not np.array_equal(bad[:, 0], direct[:, 0])
 
 
 @pytest.mark.parametrize("pk", [True, False])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from samplers.hotloop import (
     PREFETCH_AHEAD,
@@ -42,10 +42,11 @@ from samplers.poisson_minibatch import (
     ROW_SHIFT,
     ROW_Y,
     SLOT_AHEAD,
-    keep,
+    keep_at,
     open_candidates,
+    pipeline_counters,
     resolve_slot,
-    stage_slot,
+    stage_at,
 )
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, log_prior_grad
@@ -69,6 +70,7 @@ def counts_and_grad(
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
     B, buf, fb, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    zs, zc, gam = pipeline_counters(st, B)
     kept_i, kept_r = grow(kept_i, kept_r, B)
     y = t.y
     w = t.w
@@ -81,13 +83,14 @@ def counts_and_grad(
     tmp[:] = 0.0
     for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
+            prefetch_row(rows, stage_at(fb, zs, b + SLOT_AHEAD, n))
+        zs += gam
         if b + RESOLVE_AHEAD < B:
             ia = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
             buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
-        i = buf[b]
+        i = uint64(buf[b])
         if kind == TG or kind == GAUSS:
             ll = one_quadratic(rows, w, beta, i, theta)
         elif kind == RLR:
@@ -104,7 +107,9 @@ def counts_and_grad(
             return B, nk, buf, kept_i, kept_r
         ph = min(max(ph, 0.0), Mi)
         a = a_scale * Mi
-        if keep(st, B, b, a, ph, Mi):
+        kept = keep_at(zc, a, ph, Mi)
+        zc += gam
+        if kept:
             rate = a + ph
             kept_i[nk] = i
             kept_r[nk] = rate

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from samplers.hotloop import (
     ll_one,
@@ -47,9 +47,11 @@ from samplers.poisson_minibatch import (
     SLOT_AHEAD,
     draw_from_rows,
     keep,
+    keep_at,
     open_candidates,
+    pipeline_counters,
     resolve_slot,
-    stage_slot,
+    stage_at,
 )
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, RLR, TG, TallData, log_prior, phi_i
@@ -175,8 +177,9 @@ def poisson_ratio_at(t: TallData, theta_p, a_scale: float, kept_i, kept_r, nk: i
 
 
 @njit(cache=True, inline="always")
-def candidate_term(st, B: int, b: int, a_scale: float, Mi: float, ph: float, php: float):
-    """Candidate b of the fused PoissonMH pass given ``phi_i`` at theta (``ph``) and theta' (``php``):
+def candidate_term(zc, a_scale: float, Mi: float, ph: float, php: float):
+    """A candidate of the fused PoissonMH pass given ``phi_i`` at theta (``ph``) and theta' (``php``) and
+    the counter ``zc`` of its thinning coin (:func:`samplers.poisson_minibatch.pipeline_counters`):
     ``(ok, kept, ratio)``: ``ok`` False on a bound violation; else both clamped to ``[0, M_i]``, the
     thinning coin at theta, and if kept the ratio term ``(a + phi_i(theta')) / (a + phi_i(theta))`` with
     ``a = a_scale M_i``. Inlined (no call in the hot loop); shared with ``bench.expanded_form``."""
@@ -185,7 +188,7 @@ def candidate_term(st, B: int, b: int, a_scale: float, Mi: float, ph: float, php
     ph = min(max(ph, 0.0), Mi)
     php = min(max(php, 0.0), Mi)
     a = a_scale * Mi
-    if keep(st, B, b, a, ph, Mi):
+    if keep_at(zc, a, ph, Mi):
         return True, True, (a + php) / (a + ph)
     return True, False, 1.0
 
@@ -212,6 +215,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
     B, buf, fb, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    zs, zc, gam = pipeline_counters(st, B)
     cm = X.shape[1] + ROW_A
     cs = X.shape[1] + ROW_SHIFT
     s = 0.0
@@ -220,13 +224,14 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     nk = 0
     for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
+            prefetch_row(rows, stage_at(fb, zs, b + SLOT_AHEAD, n))
+        zs += gam
         if b + RESOLVE_AHEAD < B:
             ia = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
             buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
-        i = buf[b]
+        i = uint64(buf[b])
         if kind == TG or kind == GAUSS:
             l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
         elif kind == RLR:  # rlr_pair written out: LLVM does not inline it (a call per candidate)
@@ -236,7 +241,8 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
         else:
             l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
         sh = rows[i, cs]
-        ok, kept, ratio = candidate_term(st, B, b, a_scale, rows[i, cm], l0 + sh, l1 + sh)
+        ok, kept, ratio = candidate_term(zc, a_scale, rows[i, cm], l0 + sh, l1 + sh)
+        zc += gam
         if not ok:
             err[0] = ERR_PHI_BOUND
             err[1] = i

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from samplers.hotloop import (
     ll_pair,
@@ -37,10 +37,11 @@ from samplers.poisson_minibatch import (
     ROW_PROB,
     ROW_Y,
     SLOT_AHEAD,
-    keep,
+    keep_at,
     open_candidates,
+    pipeline_counters,
     resolve_slot,
-    stage_slot,
+    stage_at,
 )
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, log_prior
@@ -80,6 +81,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
     B, buf, fb, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
+    zs, zc, gam = pipeline_counters(st, B)
     if B + 2 * d > kept_i.shape[0]:
         kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
     # factors of quadratic_diff (TG / GAUSS: v = w (theta - theta'), sp = theta + theta') and of
@@ -97,13 +99,14 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     nk = 0
     for b in range(B):
         if b + SLOT_AHEAD < B:
-            prefetch_row(rows, stage_slot(fb, st, b + SLOT_AHEAD, n))
+            prefetch_row(rows, stage_at(fb, zs, b + SLOT_AHEAD, n))
+        zs += gam
         if b + RESOLVE_AHEAD < B:
             ia = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
             buf[b + RESOLVE_AHEAD] = ia
             if not pk:
                 prefetch_row(X, ia)
-        i = buf[b]
+        i = uint64(buf[b])
         ci = rows[i, cc]
         cm = ci * Md
         # du = U(theta') - U(theta) = ll(theta) - ll(theta')
@@ -130,7 +133,8 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         # be mispredicted half the time (~9 ns a candidate: docs/performance.md §4.15); instead each
         # ratio is written, without a branch, to the consumed head of the candidate buffer, and nk
         # advances only if kept
-        k = keep(st, B, b, a, ph, cm)
+        k = keep_at(zc, a, ph, cm)
+        zc += gam
         fb[nk] = (a + cm - ph) / (a + ph + (0.0 if k else 1.0))
         kept_i[nk] = i
         nk += 1 if k else 0
