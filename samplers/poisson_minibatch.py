@@ -103,7 +103,7 @@ def _open_draw(Lam: float, rng, buf: np.ndarray):
 def draw_from_rows(rows: np.ndarray, p: int, Lam: float, rng, buf: np.ndarray):
     """:func:`draw_candidates` with the alias table in columns ``p + ROW_PROB``, ``p + ROW_ALIAS`` of the
     candidate rows (:func:`table_rows`): the same B, candidates and stream, bit for bit, all at once.
-    It is the kernels' candidate pipeline (:func:`open_candidates`, :func:`stage_slot`,
+    It is the kernels' candidate pipeline (:func:`open_candidates`, :func:`stage_at`,
     :func:`resolve_slot`) without the evaluation: each slot's (prob, alias) line prefetched ``SLOT_AHEAD``
     draws ahead."""
     cp = p + ROW_PROB
@@ -151,7 +151,7 @@ def pipeline_counters(st, B: int):
 @njit(cache=True)
 def resolve_slot(rows, cp: int, fb, c: int) -> int:
     """Candidate c's datum (the draw of :func:`draw_from_rows`; ``cp`` = the rows' prob column): slot and
-    coin from ``v = fb[c]`` stored by :func:`stage_slot`, the alias if the coin says so, whose row is then
+    coin from ``v = fb[c]`` stored by :func:`stage_at`, the alias if the coin says so, whose row is then
     prefetched (first, middle and last line: a fixed three prefetches keep this small enough for LLVM to
     inline it into the loops). The caller then overwrites ``fb[c]`` with the datum (``buf[c]``)."""
     n = rows.shape[0]
