@@ -976,6 +976,19 @@ def test_tg_archive_section_39_dense_rows_beside_section_35() -> None:
         assert {"poisson_mh": 3.0 < slow < 3.7}.get(m, 2.2 < slow < 2.8), (m, slow)
 
 
+def _dense_twins(new: dict[str, dict], runs: int, accept_tol: float) -> list[tuple[str, dict, dict]]:
+    """The 9 +dense records a run of ``new`` ({record file name: row}) over ``runs`` runs, each checked
+    against its sparse twin: a cell of its own (own seed) at the twin's step, acceptance within
+    ``accept_tol`` and E[B] within 1 %. Returns (name, +dense row, twin row) for further checks."""
+    out = [(n, r, new[n.replace("_dense_", "_")]) for n, r in new.items() if "_dense_" in n]
+    assert len(out) == 9 * runs
+    for name, rec, twin in out:
+        assert rec["method"] == twin["method"] + "+dense" and rec["seed"] != twin["seed"], name
+        assert rec["step"] == twin["step"] and abs(rec["accept"] - twin["accept"]) < accept_tol, name
+        assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
+    return out
+
+
 TG_S46 = "exact_mh_tg_s46.tar.xz"
 
 
@@ -1010,13 +1023,7 @@ def test_tg_archive_section_46_dense_rows_runs_10_to_30() -> None:
     assert len(old) == 28 * 21
     for name, rec in old.items():
         _assert_same_chain(name, new[name], rec)
-    dense = {n: r for n, r in new.items() if "_dense_" in n}
-    assert len(dense) == 9 * 21
-    for name, rec in dense.items():
-        twin = new[name.replace("_dense_", "_")]
-        assert rec["method"] == twin["method"] + "+dense" and rec["seed"] != twin["seed"], name
-        assert rec["step"] == twin["step"] and abs(rec["accept"] - twin["accept"]) < 0.05, name
-        assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
+    for name, rec, twin in _dense_twins(new, 21, accept_tol=0.05):
         slow = rec["sec_per_iter"] / twin["sec_per_iter"]  # PoissonMH 2.5-3.0, Poisson-MALA / Barker 1.8-2.4
         assert (2.3 < slow < 3.2) if rec["method"] == "poisson_mh+dense" else (1.7 < slow < 2.6), name
 
@@ -1147,13 +1154,7 @@ def _assert_rerun_chains(archive: str, runs: range) -> None:
     assert len(old) == 39 * len(runs)
     for name, rec in old.items():
         _assert_same_chain(name, new[name], rec)
-    dense = {n: r for n, r in new.items() if "_dense_" in n}
-    assert len(dense) == 9 * len(runs)
-    for name, rec in dense.items():
-        twin = new[name.replace("_dense_", "_")]
-        assert rec["method"] == twin["method"] + "+dense" and rec["seed"] != twin["seed"], name
-        assert rec["step"] == twin["step"] and abs(rec["accept"] - twin["accept"]) < 0.03, name
-        assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
+    _dense_twins(new, len(runs), accept_tol=0.03)
 
 
 def _section_id(archive: str) -> str:
