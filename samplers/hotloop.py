@@ -46,6 +46,17 @@ from samplers.targets.tall import (
 )
 
 LOG_EVERY = 32
+# Compile a per-iteration core without Numba's reference counting (``njit(**NO_REFCOUNT)``). A call of a
+# jitted function that LLVM does not inline increfs and decrefs each array it binds, each an out-of-line
+# call with an atomic add: ~15 ns per array argument a call (measured: 3 / 6 / 12 arrays 46 / 90 / 175 ns,
+# 0.7 ns without), ~0.2 us of a 3.5 us TunaMH iteration (docs/performance.md §4.26). Such a core must
+# allocate nothing (Numba refuses to compile an allocation there) and must return no array and receive none
+# from a callee compiled with reference counting (the caller would decref a reference it was never given,
+# or the core would leak one): scalars in, scalars out, the arrays borrowed from the caller. Helpers it
+# calls inherit the setting unless they set ``_nrt=True`` (e.g.
+# :func:`samplers.poisson_minibatch.draw_count`). ``tests/test_hotloop_exact_mh.py::test_no_refcount_cores``
+# checks that no such core returns an array and that a chain leaks or double-frees nothing.
+NO_REFCOUNT = {"_nrt": False}
 PREFETCH_AHEAD = 8
 # reassociation + FMA contraction only (never nnan/ninf: NaN/inf checks keep working); lets LLVM
 # vectorise the two dot-product accumulators. Rounding-level change only.

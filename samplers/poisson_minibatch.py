@@ -87,16 +87,24 @@ def draw_candidates(prob: np.ndarray, alias: np.ndarray, Lam: float, rng, buf: n
 def _open_draw(Lam: float, rng, buf: np.ndarray):
     """``B ~ Poisson(Lam)``, the draw's uniform stream, and ``buf`` regrown (doubling) if B exceeds it.
     ValueError if ``Lam`` is not in ``[0, RATE_CAP]`` (one comparison a draw: same draws otherwise)."""
+    B = draw_count(Lam, rng)
+    st = new_stream(rng)
+    if B > buf.shape[0]:
+        buf = np.empty(2 * B, dtype=np.int64)
+    return B, buf, st
+
+
+@njit(cache=True, _nrt=True)
+def draw_count(Lam: float, rng) -> int:
+    """``B ~ Poisson(Lam)`` from the chain's Generator, ValueError if ``Lam`` is not in ``[0, RATE_CAP]``.
+    Compiled with Numba's reference counting even when called from a core compiled without it
+    (:data:`samplers.hotloop.NO_REFCOUNT`): Numba's Poisson sampler builds a list on its slow path."""
     if not (Lam >= 0.0 and Lam <= RATE_CAP):
         raise ValueError(
             "Poisson minibatch rate (expected batch size) is NaN, negative or above RATE_CAP = 1e12: "
             "lower lam_mult / chi (or the step)"
         )
-    B = rng.poisson(Lam)
-    st = new_stream(rng)
-    if B > buf.shape[0]:
-        buf = np.empty(2 * B, dtype=np.int64)
-    return B, buf, st
+    return rng.poisson(Lam)
 
 
 @njit(cache=True)
@@ -193,6 +201,18 @@ def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: flo
         raise ValueError("open_candidates: the prob / alias columns lie outside the candidate rows")
     B, buf, st = _open_draw(Lam, rng, buf)
     fb = buf.view(np.float64)
+    prime_candidates(rows, cp, X, pk, B, st, buf, fb)
+    return B, buf, fb, st
+
+
+@njit(cache=True)
+def prime_candidates(
+    rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, B: int, st, buf: np.ndarray, fb: np.ndarray
+):
+    """The prologue of the candidate pipeline (:func:`open_candidates`) for a drawn ``B`` and stream ``st``:
+    candidates 0 .. SLOT_AHEAD - 1 staged (rows prefetched), 0 .. RESOLVE_AHEAD - 1 resolved into ``buf``
+    (``fb`` its float64 view, ``buf`` at least B long). Allocates nothing, so the kernels' cores compiled
+    without reference counting (:data:`samplers.hotloop.NO_REFCOUNT`) call it directly."""
     n = rows.shape[0]
     for c in range(min(B, SLOT_AHEAD)):
         prefetch_row(rows, stage_slot(fb, st, c, n))
@@ -200,7 +220,6 @@ def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: flo
         buf[c] = resolve_slot(rows, cp, fb, c)
         if not pk:
             prefetch_row(X, buf[c])
-    return B, buf, fb, st
 
 
 @njit(cache=True, inline="always")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, uint64
+from numba.np.random.random_methods import bounded_lemire_uint64
 
 GOLDEN = uint64(0x9E3779B97F4A7C15)
 _M1 = uint64(0xBF58476D1CE4E5B9)
@@ -28,6 +29,8 @@ _G1 = uint64(0xFF51AFD7ED558CCD)
 _G2 = uint64(0xC4CEB9FE1A85EC53)
 _WEAK = uint64(0xAAAAAAAAAAAAAAAA)
 _TWO53 = 1.0 / 9007199254740992.0
+# rng.integers(0, 2**63 - 1) draws low + Lemire(high - 1 - low): the range 2**63 - 2
+_RANGE63 = uint64(9223372036854775806)
 
 
 @njit(cache=True, inline="always")
@@ -63,8 +66,11 @@ def mix_gamma(z):
 
 @njit(cache=True)
 def new_stream(rng):
-    """A fresh stream ``(seed, gamma)`` from one 63-bit draw of the Generator ``rng``."""
-    a = uint64(rng.integers(0, 9223372036854775807))
+    """A fresh stream ``(seed, gamma)`` from one 63-bit draw of the Generator ``rng``:
+    ``a = rng.integers(0, 2**63 - 1)``, computed as Numba computes it (Lemire's bounded draw on the
+    range ``2**63 - 2``) without the one-element array Numba's scalar ``integers`` allocates and frees
+    (41 -> ~10 ns a draw: docs/performance.md §4.26; ``tests/test_streams.py`` checks the values equal)."""
+    a = bounded_lemire_uint64(rng.bit_generator, _RANGE63)
     return mix64(a), mix_gamma(a + GOLDEN)
 
 

@@ -632,3 +632,119 @@ def test_log1pexp_difference_is_accurate():
     th, tp = rng.standard_normal(7), rng.standard_normal(7)
     z1, e = H.pair_z(X, 1, tp, th - tp)
     assert z1 == pytest.approx(X[1] @ tp, rel=1e-12) and e == pytest.approx(X[1] @ (th - tp), rel=1e-12)
+
+
+def _no_refcount_cores() -> list:
+    """Every jitted function of ``samplers`` compiled without reference counting (``H.NO_REFCOUNT``)."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    found = {}
+    for m in pkgutil.walk_packages(samplers.__path__, "samplers."):
+        mod = importlib.import_module(m.name)
+        for obj in vars(mod).values():
+            if isinstance(obj, CPUDispatcher) and obj.targetoptions.get("_nrt") is False:
+                found[obj.py_func.__qualname__ + "@" + obj.py_func.__module__] = obj
+    return list(found.values())
+
+
+def _returns_array(disp) -> bool:
+    """Whether a compiled signature of ``disp`` returns an array, alone or inside a tuple."""
+    from numba.core import types
+
+    def has(ty) -> bool:
+        if isinstance(ty, types.Array):
+            return True
+        return isinstance(ty, types.BaseTuple) and any(has(t) for t in ty.types)
+
+    return any(has(sig.return_type) for sig in disp.nopython_signatures)
+
+
+def _nrt_balance(fn) -> tuple[int, int]:
+    """(allocations - frees, meminfos created - released) by Numba's runtime while ``fn()`` runs and its
+    results are dropped."""
+    import gc
+
+    from numba.core.runtime import _nrt_python, rtsys
+
+    was = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        gc.collect()
+        a = rtsys.get_allocation_stats()
+        fn()
+        gc.collect()
+        b = rtsys.get_allocation_stats()
+    finally:
+        if not was:
+            _nrt_python.memsys_disable_stats()
+    return (b.alloc - a.alloc) - (b.free - a.free), (b.mi_alloc - a.mi_alloc) - (b.mi_free - a.mi_free)
+
+
+@njit(cache=True, _nrt=True)
+def _fresh_array(n):
+    return np.zeros(n)
+
+
+def test_no_refcount_cores():
+    """The cores compiled without reference counting (docs/performance.md §4.26) return no array, and a TunaMH
+    ratio that regrows its buffers, then a whole chain, leak and double-free nothing in Numba's runtime.
+    Both checks are shown to catch a broken core: one returning its (borrowed) argument, one keeping a fresh
+    array it was handed by a reference-counted helper."""
+    from samplers.kernels.tuna_mh import tuna_mh_sample, tuna_ratio_core
+
+    rng = np.random.default_rng(3)
+    t, theta = _target_for(rng, "tg", 400)
+    C = float(t.c.sum())
+    rows = candidate_rows(t, t.c)
+    err = np.zeros(2, dtype=np.int64)
+
+    def ratios():
+        for _ in range(20):
+            theta_p = theta + 0.05 * rng.standard_normal(theta.shape[0])
+            small = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64)
+            out = tuna_log_ratio(t, theta, theta_p, 50.0 / C**2, C, rows, rng, *small, err)
+            assert out[1] > 1 and out[3].shape[0] > 1  # B drawn, buffers regrown
+            assert err[0] == 0
+
+    def chain():
+        lp = np.array([tall.log_prior(t, theta)])
+        small = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64)
+        out = tuna_mh_sample(
+            t, theta.copy(), lp, err, *small, 300, rows, 50.0 / C**2, C, 0, 0.05, 0.0, 0, rng, 1
+        )
+        assert out[2].max() > 1 and err[0] == 0
+
+    assert _nrt_balance(ratios) == (0, 0)
+    assert _nrt_balance(chain) == (0, 0)
+    # the regrow protocol called directly (each core needs such a call here: a core loaded as part of a
+    # caller's cache has no signature of its own to check): too small -> (0, B, -1); again with B -> the draw
+    theta_p = theta + 0.05 * rng.standard_normal(theta.shape[0])
+    args = (t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, 50.0 / C**2, C, rows)
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    tiny = np.empty(1, dtype=np.int64)
+    s0, B0, nk0 = tuna_ratio_core(*args, r1, tiny, tiny, err, -1)
+    assert (s0, nk0) == (0.0, -1) and B0 > 1
+    big = [np.empty(4 * B0 + 100, dtype=np.int64) for _ in range(4)]
+    continued = tuna_ratio_core(*args, r1, big[0], big[1], err, B0)
+    assert continued == tuna_ratio_core(*args, r2, big[2], big[3], err, -1)
+    cores = _no_refcount_cores()
+    assert tuna_ratio_core in cores
+    for core in cores:
+        assert core.nopython_signatures, f"{core}: call it in this test so that its signature is checked"
+        assert not _returns_array(core), core
+
+    @njit(**H.NO_REFCOUNT)
+    def returns_its_argument(a):
+        return a
+
+    returns_its_argument.compile("float64[:](float64[:])")  # compiled only: calling it would corrupt
+    assert _returns_array(returns_its_argument)
+
+    @njit(**H.NO_REFCOUNT)
+    def keeps_a_fresh_array(n):
+        return _fresh_array(n)[0]
+
+    assert _nrt_balance(lambda: keeps_a_fresh_array(5)) != (0, 0)

@@ -11,7 +11,7 @@ from numba import njit, uint64
 from scipy import stats
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
-from samplers.streams import GOLDEN, mix_gamma, new_stream, popcount64, uniform, uniforms
+from samplers.streams import GOLDEN, mix64, mix_gamma, new_stream, popcount64, uniform, uniforms
 
 ALPHA = 1e-5
 
@@ -82,3 +82,25 @@ def test_streams_are_reproducible_and_counter_addressed():
 
     s64 = (np.uint64(st[0]), np.uint64(st[1]))
     assert at(s64, 42) == a[42]
+
+
+@njit(cache=True)
+def _stream_from_half_range(rng):
+    """Broken ``new_stream``: its 63-bit draw taken on half the range."""
+    a = uint64(rng.integers(0, 4611686018427387904))
+    return mix64(a), mix_gamma(a + GOLDEN)
+
+
+def test_new_stream_is_the_generators_63_bit_draw():
+    """``new_stream`` computes ``rng.integers(0, 2**63 - 1)`` without Numba's one-element array: the same
+    (seed, gamma) as NumPy's own draw mixed in Python, stream after stream; a draw on another range is
+    caught."""
+    for f, same in ((new_stream, True), (_stream_from_half_range, False)):
+        for seed in range(3):
+            r_nb, r_np = np.random.default_rng(seed), np.random.default_rng(seed)
+            got = [f(r_nb) for _ in range(200)]
+            ref = []
+            for _ in range(200):
+                a = np.uint64(r_np.integers(0, 2**63 - 1))
+                ref.append((int(mix64(a)), int(mix_gamma(a + GOLDEN))))
+            assert (got == ref) is same

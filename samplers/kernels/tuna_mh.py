@@ -10,7 +10,8 @@ probability ``(lam c_i + C phi_i) / (lam c_i + C c_i M)``);
 (``phi_i(theta', theta) = c_i M - phi_i(theta, theta')``, so one U pair per candidate suffices).
 
 ``n_evals`` = B; per-datum evaluations (first extra trace) = 2B (U_i at theta and theta').
-:func:`tuna_log_ratio` is shared with Tuna-SGLD.
+:func:`tuna_log_ratio` is shared with Tuna-SGLD; its work is :func:`tuna_ratio_core`, compiled without
+reference counting (:data:`samplers.hotloop.NO_REFCOUNT`; docs/performance.md §4.26).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from numba import njit, uint64
 
 from samplers.hotloop import (
+    NO_REFCOUNT,
     ll_pair,
     log1pexp_diff,
     log_accumulate,
@@ -37,13 +39,15 @@ from samplers.poisson_minibatch import (
     ROW_PROB,
     ROW_Y,
     SLOT_AHEAD,
+    draw_count,
     keep_at,
-    open_candidates,
     pipeline_counters,
+    prime_candidates,
     resolve_slot,
     stage_at,
 )
 from samplers.proposals import log_q_ratio, propose
+from samplers.streams import new_stream
 from samplers.targets.tall import GAUSS, LOGISTIC, RLR, TG, TallData, log_prior
 
 
@@ -56,8 +60,57 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
 
     Returns ``(log_ratio, B, nk, buf, kept_i)``; ``kept_i[:nk]`` is the count multiset (``buf`` is
     scratch: its head holds the kept ratios on return; so is the tail of ``kept_i``, 2d float64 past B).
-    TG / GAUSS candidates get U_i(theta') - U_i(theta) from :func:`samplers.hotloop.quadratic_diff`
-    (the difference of squares factorised: 2 flops a coordinate instead of 6)."""
+    The work is :func:`tuna_ratio_core`'s; this wrapper regrows the buffers when the drawn B needs it
+    (the protocol :func:`tuna_mh_sample` writes out)."""
+    s, B, nk = tuna_ratio_core(
+        t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, -1
+    )
+    if nk < 0:
+        buf, kept_i = grow_buffers(buf, kept_i, B, theta.shape[0])
+        s, B, nk = tuna_ratio_core(
+            t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, B
+        )
+    return s, B, nk, buf, kept_i
+
+
+@njit(cache=True)
+def grow_buffers(buf, kept_i, B: int, d: int):
+    """``(buf, kept_i)`` regrown (doubling) to hold a draw of B candidates (:func:`tuna_ratio_core`)."""
+    if B > buf.shape[0]:
+        buf = np.empty(2 * B, dtype=np.int64)
+    if B + 2 * d > kept_i.shape[0]:
+        kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
+    return buf, kept_i
+
+
+@njit(cache=True, **NO_REFCOUNT)
+def tuna_ratio_core(
+    kind: int,
+    X,
+    y,
+    w,
+    beta: float,
+    nu: float,
+    theta,
+    theta_p,
+    chi: float,
+    C: float,
+    rows,
+    rng,
+    buf,
+    kept_i,
+    err,
+    B_in: int,
+):
+    """:func:`tuna_log_ratio` on the target's arrays, compiled without reference counting
+    (:data:`samplers.hotloop.NO_REFCOUNT`: scalars out, nothing allocated). Returns ``(log_ratio, B, nk)``.
+
+    ``B_in < 0``: draw B ~ Poisson(lam + C M). If ``buf`` cannot hold B candidates or ``kept_i`` B + 2d
+    entries, returns ``(0, B, -1)`` before drawing anything else; the caller regrows them
+    (:func:`grow_buffers`) and calls again with ``B_in = B``, which continues the same draw (the same
+    stream, candidates and chain as a draw that fitted). TG / GAUSS candidates get U_i(theta') - U_i(theta)
+    from :func:`samplers.hotloop.quadratic_diff` (the difference of squares factorised: 2 flops a
+    coordinate instead of 6)."""
     d = theta.shape[0]
     s2 = 0.0
     for j in range(d):
@@ -65,25 +118,22 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         s2 += dj * dj
     Md = math.sqrt(s2)
     if Md == 0.0:
-        return 0.0, 0, 0, buf, kept_i
+        return 0.0, 0, 0
     lam = chi * C * C * Md * Md
+    B = draw_count(lam + C * Md, rng) if B_in < 0 else B_in
+    if B > buf.shape[0] or B + 2 * d > kept_i.shape[0]:
+        return 0.0, B, -1
     # hot loop on the arrays (no NamedTuple per call), U(theta') - U(theta) from one pass over the row,
     # candidates from the one-pass pipeline (rows prefetched ahead), logs through a running product
-    kind = t.kind
-    X = t.X
-    y = t.y
-    w = t.w
-    beta = t.beta
-    nu = t.nu
     cy = X.shape[1] + ROW_Y
     crlr = -beta * 0.5 * (nu + 1.0)  # rlr_pair's constant
     pk = packed(kind)
     n = rows.shape[0]
     cp = X.shape[1] + ROW_PROB
-    B, buf, fb, st = open_candidates(rows, cp, X, pk, lam + C * Md, rng, buf)
+    st = new_stream(rng)
+    fb = buf.view(np.float64)
+    prime_candidates(rows, cp, X, pk, B, st, buf, fb)
     zs, zc, gam = pipeline_counters(st, B)
-    if B + 2 * d > kept_i.shape[0]:
-        kept_i = np.empty(2 * (B + 2 * d), dtype=np.int64)
     # factors of quadratic_diff (TG / GAUSS: v = w (theta - theta'), sp = theta + theta') and of
     # pair_z (RLR, logistic: v = theta - theta'), as float64 in the tail of kept_i,
     # past the B entries the loop may fill (no allocation per iteration)
@@ -126,7 +176,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
         if not (abs(du) <= cm * (1.0 + 1e-9) + 1e-12):  # a NaN du (or c_i) is a bound error too
             err[0] = ERR_TUNA_BOUND
             err[1] = i
-            return np.nan, B, nk, buf, kept_i
+            return np.nan, B, nk
         ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
         a = lam_c * ci
         # about half the candidates are kept (a ~ 0 at the paper's chi), so a branch on the coin would
@@ -143,7 +193,7 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     npf = 0
     for q in range(nk):  # the kept ratios in draw order: the same sum as a fold inside the loop
         s, p, npf = log_accumulate(s, p, npf, fb[q])
-    return log_flush(s, p), B, nk, buf, kept_i
+    return log_flush(s, p), B, nk
 
 
 @njit(cache=True)
@@ -232,12 +282,20 @@ def tuna_mh_sample(
     dev = np.zeros(n_iter, dtype=np.int64)
     theta_p = np.empty(d)
     g0 = np.zeros(d)
+    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu
     for it in range(n_iter):
         if err[0] == 0:  # = tuna_mh_step
             propose(prop, theta, g0, sigma, h, K, rng, theta_p)
             lp_p = log_prior(t, theta_p)
             if lp_p != -np.inf:
-                s, B, _, buf, kept_i = tuna_log_ratio(t, theta, theta_p, chi, C, rows, rng, buf, kept_i, err)
+                s, B, nk = tuna_ratio_core(
+                    kind, X, y, w, beta, nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, -1
+                )
+                if nk < 0:  # = tuna_log_ratio: the buffers regrown for this draw's B
+                    buf, kept_i = grow_buffers(buf, kept_i, B, d)
+                    s, B, nk = tuna_ratio_core(
+                        kind, X, y, w, beta, nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, B
+                    )
                 nev[it] = B
                 dev[it] = 2 * B
                 if err[0] == 0:
