@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, uint64
-from numba.np.random.random_methods import bounded_lemire_uint64
+
+try:  # Numba's own bounded draw (Lemire), which its scalar ``Generator.integers`` runs on a 1-element array
+    from numba.np.random.random_methods import bounded_lemire_uint64
+except ImportError:  # pragma: no cover - a Numba that moved it: the array-allocating scalar draw, same values
+    bounded_lemire_uint64 = None
 
 GOLDEN = uint64(0x9E3779B97F4A7C15)
 _M1 = uint64(0xBF58476D1CE4E5B9)
@@ -64,13 +68,28 @@ def mix_gamma(z):
     return z
 
 
+if bounded_lemire_uint64 is not None:
+
+    @njit(cache=True, inline="always")
+    def _draw63(rng):
+        """``rng.integers(0, 2**63 - 1)`` as a uint64, computed as Numba computes it, without its array."""
+        return bounded_lemire_uint64(rng.bit_generator, _RANGE63)
+
+else:  # pragma: no cover
+
+    @njit(cache=True, inline="always")
+    def _draw63(rng):
+        """``rng.integers(0, 2**63 - 1)`` as a uint64."""
+        return uint64(rng.integers(0, 9223372036854775807))
+
+
 @njit(cache=True)
 def new_stream(rng):
     """A fresh stream ``(seed, gamma)`` from one 63-bit draw of the Generator ``rng``:
     ``a = rng.integers(0, 2**63 - 1)``, computed as Numba computes it (Lemire's bounded draw on the
     range ``2**63 - 2``) without the one-element array Numba's scalar ``integers`` allocates and frees
-    (41 -> ~10 ns a draw: docs/performance.md §4.26; ``tests/test_streams.py`` checks the values equal)."""
-    a = bounded_lemire_uint64(rng.bit_generator, _RANGE63)
+    (41 -> 3 ns a draw: docs/performance.md §4.26; ``tests/test_streams.py`` checks the values equal)."""
+    a = _draw63(rng)
     return mix64(a), mix_gamma(a + GOLDEN)
 
 
