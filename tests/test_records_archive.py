@@ -29,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 45
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 46
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -976,17 +976,26 @@ def test_tg_archive_section_39_dense_rows_beside_section_35() -> None:
         assert {"poisson_mh": 3.0 < slow < 3.7}.get(m, 2.2 < slow < 2.8), (m, slow)
 
 
-def _dense_twins(new: dict[str, dict], runs: int, accept_tol: float) -> list[tuple[str, dict, dict]]:
+def _dense_twins(
+    new: dict[str, dict], runs: int, accept_tol: float, stuck: tuple[str, ...] = ()
+) -> list[tuple[str, dict, dict]]:
     """The 9 +dense records a run of ``new`` ({record file name: row}) over ``runs`` runs, each checked
     against its sparse twin: a cell of its own (own seed) at the twin's step, acceptance within
-    ``accept_tol`` and E[B] within 1 %. Returns (name, +dense row, twin row) for further checks."""
+    ``accept_tol`` and E[B] within 1 %; for the +dense records named in ``stuck``, whose twin is a chain
+    stuck outside the support (acceptance < 0.1), only that. Returns (name, +dense row, twin row) of the
+    others for further checks."""
     out = [(n, r, new[n.replace("_dense_", "_")]) for n, r in new.items() if "_dense_" in n]
     assert len(out) == 9 * runs
     for name, rec, twin in out:
         assert rec["method"] == twin["method"] + "+dense" and rec["seed"] != twin["seed"], name
-        assert rec["step"] == twin["step"] and abs(rec["accept"] - twin["accept"]) < accept_tol, name
+        assert rec["step"] == twin["step"], name
+        if name in stuck:
+            assert twin["accept"] < 0.1 < rec["accept"], name
+            continue
+        assert abs(rec["accept"] - twin["accept"]) < accept_tol, name
         assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
-    return out
+    assert {n for n, _, _ in out} >= set(stuck)
+    return [o for o in out if o[0] not in stuck]
 
 
 TG_S46 = "exact_mh_tg_s46.tar.xz"
@@ -1026,6 +1035,57 @@ def test_tg_archive_section_46_dense_rows_runs_10_to_30() -> None:
     for name, rec, twin in _dense_twins(new, 21, accept_tol=0.05):
         slow = rec["sec_per_iter"] / twin["sec_per_iter"]  # PoissonMH 2.5-3.0, Poisson-MALA / Barker 1.8-2.4
         assert (2.3 < slow < 3.2) if rec["method"] == "poisson_mh+dense" else (1.7 < slow < 2.6), name
+
+
+TG_S47 = "exact_mh_tg_s47.tar.xz"
+
+
+def test_tg_archive_section_47_dense_rows_runs_31_to_52() -> None:
+    """Section 47: TG runs 31-52 with the +dense rows in every run on the `emeraldrapids` VM, the code of
+    performance.md §4.26: top two and the authors'-timing claim held (21/22 at 0.25: run 31's Poisson-MALA
+    chain at 0.25 is stuck, as in section 28's record of it), the cached-twin claim only at 0.25, the claim
+    with both sides timed as the authors' code runs them at no rate (2/22 single runs at 0.25, 0/22 above),
+    the ratios the section states, alone and with runs 0-30 (sections 39, 46); every non-dense cell holds
+    section 28's chain; each +dense cell at its twin's step, acceptance (0.05) and E[B] (1 %), the stuck
+    twin excepted, at 2.2-3.2x its twin's time (PoissonMH; observed 2.30-3.14) or 1.5-2.6x (Poisson-MALA /
+    Barker; observed 1.59-2.41, the 1.59 in run 31, whose sparse Poisson-Barker at 0.25 ran 1.37x its row's
+    median)."""
+    text, claims = _report(TG_S47)
+    counts = (["21/22", "22/22", "22/22"], ["21/22", "22/22", "22/22"], ["21/22", "1/22", "0/22"])
+    _check_current_kernels_tg(text, claims, 814, counts, ({True}, {False}, {False}), ks=("x2.47", "17/22"))
+    tg = [c for c in claims if c["table"] == "TG Table 4"]
+    assert _beats_ratios(tg) == [
+        "x1.36",
+        "x2.46",
+        "x0.85",
+        "x0.90",
+        "x1.89",
+        "x0.69",
+        "x0.65",
+        "x1.25",
+        "x0.45",
+    ]
+    for metric, first in (("authors", "2/22"), ("geyer", "0/22"), ("authors_cpu", "1/22")):
+        expected = [(False, first), (False, "0/22"), (False, "0/22")]
+        assert _both(claims, "TG Table 4", metric) == expected, metric
+    text, claims = _report(TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47)
+    assert "1961 cells ok, 0 not ok" in text
+    tg = [c for c in claims if c["table"] == "TG Table 4"]
+    runs_0_52 = ["x1.32", "x2.45", "x0.82", "x0.92", "x1.83", "x0.63", "x0.66", "x1.34", "x0.47"]
+    assert _beats_ratios(tg) == runs_0_52
+    assert _both(claims, "TG Table 4") == [(False, "4/53"), (False, "0/53"), (False, "0/53")]
+    new = _archive_rows(TG_S47)
+    assert len(new) == 37 * 22 and {r["run"] for r in new.values()} == set(range(31, 53))
+    old = _archive_rows(TG_ARCHIVE_S29, lambda m: 31 <= _run_of(m) <= 39)
+    old.update(_archive_rows(TG_ARCHIVE_S30, lambda m: 40 <= _run_of(m) <= 52))
+    assert len(old) == 28 * 22
+    for name, rec in old.items():
+        _assert_same_chain(name, new[name], rec)
+    for name, rec, twin in _dense_twins(
+        new, 22, accept_tol=0.05, stuck=("poisson_mala_dense_r0.25_run31.json",)
+    ):
+        slow = rec["sec_per_iter"] / twin["sec_per_iter"]
+        assert (2.2 < slow < 3.2) if rec["method"] == "poisson_mh+dense" else (1.5 < slow < 2.6), name
 
 
 def test_rlr_archive_section_39_tables_2_5_runs_0_to_9_on_zen5() -> None:
