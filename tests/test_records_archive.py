@@ -998,6 +998,33 @@ def _dense_twins(
     return [o for o in out if o[0] not in stuck]
 
 
+def _check_tg_dense_section(
+    archive: str, cells: int, counts: tuple, ks: tuple[str, str], ratios: list[str], firsts: tuple[str, ...]
+) -> None:
+    """A TG section with the +dense rows in every run, alone: ``cells`` cells ok, the single-run ``counts``
+    and KS of :func:`_check_current_kernels_tg` (top two and authors' timing held at every rate, the cached
+    twins at 0.25 only), the authors'-ESS beat ``ratios`` (per rate: cached twins, authors' full batch, both
+    sides the authors'), and the both-sides claim held at no rate: at 0.25 in ``firsts`` single runs under
+    the authors' / Geyer / CPU-corrected ESS, in none above."""
+    text, claims = _report(archive)
+    _check_current_kernels_tg(text, claims, cells, counts, ({True}, {False}, {False}), ks=ks)
+    assert _beats_ratios([c for c in claims if c["table"] == "TG Table 4"]) == ratios
+    none = "0/" + counts[0][0].split("/")[1]
+    for metric, first in zip(("authors", "geyer", "authors_cpu"), firsts, strict=True):
+        assert _both(claims, "TG Table 4", metric) == [(False, first), (False, none), (False, none)], metric
+
+
+def _check_tg_runs_so_far(
+    archives: tuple[str, ...], cells: int, ratios: list[str], both: tuple[str, ...]
+) -> None:
+    """The TG runs with +dense rows so far (``archives`` together): ``cells`` cells ok, the authors'-ESS beat
+    ``ratios``, the both-sides claim not held, in ``both`` single runs per rate."""
+    text, claims = _report(*archives)
+    assert f"{cells} cells ok, 0 not ok" in text
+    assert _beats_ratios([c for c in claims if c["table"] == "TG Table 4"]) == ratios
+    assert _both(claims, "TG Table 4") == [(False, b) for b in both]
+
+
 TG_S46 = "exact_mh_tg_s46.tar.xz"
 
 
@@ -1010,22 +1037,11 @@ def test_tg_archive_section_46_dense_rows_runs_10_to_30() -> None:
     of them, Poisson-MALA's too); each +dense cell (own seed) runs at its sparse twin's step, acceptance
     (within 0.05) and E[B] (1 %), at 2.5-3x its twin's per-iteration time (PoissonMH) or 1.8-2.4x
     (Poisson-MALA / Barker)."""
-    text, claims = _report(TG_S46)
     counts = (["21/21", "21/21", "21/21"], ["21/21", "21/21", "21/21"], ["19/21", "3/21", "0/21"])
-    _check_current_kernels_tg(text, claims, 777, counts, ({True}, {False}, {False}), ks=("x2.61", "14/21"))
-    tg = [c for c in claims if c["table"] == "TG Table 4"]
-    # per rate: cached twins, authors' full batch, both sides the authors'
     ratios = ["x1.22", "x2.43", "x0.87", "x0.88", "x1.77", "x0.69", "x0.64", "x1.37", "x0.51"]
-    assert _beats_ratios(tg) == ratios
-    for metric, first in (("authors", "2/21"), ("geyer", "1/21"), ("authors_cpu", "2/21")):
-        expected = [(False, first), (False, "0/21"), (False, "0/21")]
-        assert _both(claims, "TG Table 4", metric) == expected, metric
-    text, claims = _report(TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46)
-    assert "1147 cells ok, 0 not ok" in text
-    tg = [c for c in claims if c["table"] == "TG Table 4"]
+    _check_tg_dense_section(TG_S46, 777, counts, ("x2.61", "14/21"), ratios, ("2/21", "1/21", "2/21"))
     runs_0_30 = ["x1.29", "x2.48", "x0.81", "x0.94", "x1.77", "x0.59", "x0.65", "x1.33", "x0.45"]
-    assert _beats_ratios(tg) == runs_0_30
-    assert _both(claims, "TG Table 4") == [(False, "2/31"), (False, "0/31"), (False, "0/31")]
+    _check_tg_runs_so_far((TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46), 1147, runs_0_30, ("2/31", "0/31", "0/31"))
     new = _archive_rows(TG_S46)
     assert len(new) == 37 * 21 and {r["run"] for r in new.values()} == set(range(10, 31))
     old = _archive_rows(TG_ARCHIVE_S29, lambda m: 10 <= _run_of(m) <= 30)
@@ -1050,30 +1066,12 @@ def test_tg_archive_section_47_dense_rows_runs_31_to_52() -> None:
     twin excepted, at 2.2-3.2x its twin's time (PoissonMH; observed 2.30-3.14) or 1.5-2.6x (Poisson-MALA /
     Barker; observed 1.59-2.41, the 1.59 in run 31, whose sparse Poisson-Barker at 0.25 ran 1.37x its row's
     median)."""
-    text, claims = _report(TG_S47)
     counts = (["21/22", "22/22", "22/22"], ["21/22", "22/22", "22/22"], ["21/22", "1/22", "0/22"])
-    _check_current_kernels_tg(text, claims, 814, counts, ({True}, {False}, {False}), ks=("x2.47", "17/22"))
-    tg = [c for c in claims if c["table"] == "TG Table 4"]
-    assert _beats_ratios(tg) == [
-        "x1.36",
-        "x2.46",
-        "x0.85",
-        "x0.90",
-        "x1.89",
-        "x0.69",
-        "x0.65",
-        "x1.25",
-        "x0.45",
-    ]
-    for metric, first in (("authors", "2/22"), ("geyer", "0/22"), ("authors_cpu", "1/22")):
-        expected = [(False, first), (False, "0/22"), (False, "0/22")]
-        assert _both(claims, "TG Table 4", metric) == expected, metric
-    text, claims = _report(TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47)
-    assert "1961 cells ok, 0 not ok" in text
-    tg = [c for c in claims if c["table"] == "TG Table 4"]
+    ratios = ["x1.36", "x2.46", "x0.85", "x0.90", "x1.89", "x0.69", "x0.65", "x1.25", "x0.45"]
+    _check_tg_dense_section(TG_S47, 814, counts, ("x2.47", "17/22"), ratios, ("2/22", "0/22", "1/22"))
     runs_0_52 = ["x1.32", "x2.45", "x0.82", "x0.92", "x1.83", "x0.63", "x0.66", "x1.34", "x0.47"]
-    assert _beats_ratios(tg) == runs_0_52
-    assert _both(claims, "TG Table 4") == [(False, "4/53"), (False, "0/53"), (False, "0/53")]
+    archives = (TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47)
+    _check_tg_runs_so_far(archives, 1961, runs_0_52, ("4/53", "0/53", "0/53"))
     new = _archive_rows(TG_S47)
     assert len(new) == 37 * 22 and {r["run"] for r in new.values()} == set(range(31, 53))
     old = _archive_rows(TG_ARCHIVE_S29, lambda m: 31 <= _run_of(m) <= 39)
