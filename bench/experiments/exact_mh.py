@@ -643,6 +643,7 @@ def ess_figure(t: pd.DataFrame, name: str, what: str, out) -> None:
     # ~0.6 in per method group, capped at 16 in: a 16-row table stays readable at page width
     fig, ax = plt.subplots(figsize=(min(0.6 * len(meths) * max(len(rates), 1) ** 0.5 + 3, 16.0), 4.2))
     w = 0.8 / max(len(rates), 1)
+    ticked = False
     for j, rate in enumerate(rates):
         sub = t[t["target_rate"] == rate].set_index("method")
         xs = [k + (j - (len(rates) - 1) / 2) * w for k, m in enumerate(meths) if m in sub.index]
@@ -654,7 +655,17 @@ def ess_figure(t: pd.DataFrame, name: str, what: str, out) -> None:
         for x, m in zip(xs, ms, strict=True):
             pv = str(sub.loc[m, "paper_value"])
             if pv.startswith("("):
-                ax.scatter([x], [float(pv.strip("()").split(",")[1])], marker="_", s=120, c="k", zorder=3)
+                label = None if ticked else "paper's median (its machine)"
+                ax.scatter(
+                    [x],
+                    [float(pv.strip("()").split(",")[1])],
+                    marker="_",
+                    s=120,
+                    c="k",
+                    zorder=3,
+                    label=label,
+                )
+                ticked = True
     ax.set_yscale("log")
     ax.set_xticks(range(len(meths)), [label_of(m) for m in meths], rotation=30, ha="right", fontsize=7)
     ax.set_ylabel("ESS/s (median; bars min..max)")
