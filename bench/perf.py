@@ -66,6 +66,12 @@ SWEEP = {  # target -> (fixed params, param scaled with N so that N * beta is co
     "robust_regression": ({"d": 10, "nu": 4.0, "R": 15.0}, 10.0),
 }
 PAPER_HYPER = {"robust_regression": {"lam_mult": 0.01}}  # seed 001 §5.2 lambda = 0.01 L^2
+SHORT = {"truncated_gaussian": "TG", "robust_regression": "RR"}  # figure tick labels
+PAIRED_TITLES = {
+    "growth": "growth t(N max) / t(1e4)",
+    "efficiency": "speed-up / (N/E[B]), cached twin",
+    "efficiency_authors": "speed-up / (N/E[B]), authors' twin",
+}
 DISCRETE_TARGET = ("potts_20x20", {})
 EFFICIENCY_TARGET = 0.6
 GROWTH_TARGET = 1.5
@@ -712,7 +718,7 @@ def figures(df: pd.DataFrame, out) -> None:
     pp = df[(df.section == "paper") & (df.twin.fillna("") != "")]
     if len(pp):
         fig, ax = plt.subplots(figsize=(7, 4))
-        labels = [f"{r.method}\n{r.target[:8]}" for r in pp.itertuples()]
+        labels = [f"{r.method}\n{SHORT.get(r.target, r.target)}" for r in pp.itertuples()]
         ax.bar(range(len(pp)), pp.efficiency)
         ax.axhline(EFFICIENCY_TARGET, color="r", ls="--", label="target 0.6")
         ax.set_xticks(range(len(pp)), labels, fontsize=7, rotation=45)
@@ -739,11 +745,11 @@ def figures(df: pd.DataFrame, out) -> None:
             ax.axhline(thr, color="r", ls="--", label=f"target {thr:g}")
             ax.set_xticks(
                 range(len(g)),
-                [f"{r.method}\n{r.target[:8]}" for r in g.itertuples()],
+                [f"{r.method}\n{SHORT.get(r.target, r.target)}" for r in g.itertuples()],
                 fontsize=7,
                 rotation=45,
             )
-            ax.set_title(kind + (" (t(N max) / t(1e4))" if kind == "growth" else " (speed-up / (N/E[B]))"))
+            ax.set_title(PAIRED_TITLES.get(kind, kind))
             ax.grid(True, axis="y", alpha=0.3)
             ax.legend(fontsize=7)
         out.figure(
