@@ -165,7 +165,7 @@ def test_same_config():
 
 def test_committed_baseline_is_valid():
     files = pc.baseline_files()
-    assert set(files) == {"rocketlake", "znver5"} and files["rocketlake"] == pc.BASELINE_PATH
+    assert set(files) == {"rocketlake", "znver5", "emeraldrapids"} and files["rocketlake"] == pc.BASELINE_PATH
     for path in files.values():
         entries = pc.load_baseline(path)
         assert entries, f"{path} is empty"
