@@ -29,7 +29,7 @@ def _listed() -> dict[str, str]:
 
 def test_archives_match_their_listed_checksums() -> None:
     listed = _listed()
-    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 46
+    assert set(listed) == {p.name for p in RECORDS.glob("*.tar.xz")} and len(listed) == 47
     for name, digest in listed.items():
         assert hashlib.sha256((RECORDS / name).read_bytes()).hexdigest() == digest, name
 
@@ -977,13 +977,19 @@ def test_tg_archive_section_39_dense_rows_beside_section_35() -> None:
 
 
 def _dense_twins(
-    new: dict[str, dict], runs: int, accept_tol: float, stuck: tuple[str, ...] = ()
+    new: dict[str, dict],
+    runs: int,
+    accept_tol: float,
+    stuck: tuple[str, ...] = (),
+    sticky: tuple[str, ...] = (),
 ) -> list[tuple[str, dict, dict]]:
     """The 9 +dense records a run of ``new`` ({record file name: row}) over ``runs`` runs, each checked
     against its sparse twin: a cell of its own (own seed) at the twin's step, acceptance within
     ``accept_tol`` and E[B] within 1 %; for the +dense records named in ``stuck``, whose twin is a chain
-    stuck outside the support (acceptance < 0.1), only that. Returns (name, +dense row, twin row) of the
-    others for further checks."""
+    stuck outside the support (acceptance < 0.1), only that; for those named in ``sticky``, chains of their
+    own seed that stick outside the support part of the time (acceptance 0.1-0.15 against the twin's >= 0.2,
+    a KS above 0.2: the MALA-type chains at the 0.25 step of section 30), only that. Returns (name, +dense
+    row, twin row) of the others for further checks."""
     out = [(n, r, new[n.replace("_dense_", "_")]) for n, r in new.items() if "_dense_" in n]
     assert len(out) == 9 * runs
     for name, rec, twin in out:
@@ -992,10 +998,13 @@ def _dense_twins(
         if name in stuck:
             assert twin["accept"] < 0.1 < rec["accept"], name
             continue
+        if name in sticky:
+            assert 0.1 < rec["accept"] < 0.15 < 0.2 < twin["accept"] and rec["ks_max"] > 0.2, name
+            continue
         assert abs(rec["accept"] - twin["accept"]) < accept_tol, name
         assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
-    assert {n for n, _, _ in out} >= set(stuck)
-    return [o for o in out if o[0] not in stuck]
+    assert {n for n, _, _ in out} >= set(stuck) | set(sticky)
+    return [o for o in out if o[0] not in stuck and o[0] not in sticky]
 
 
 def _check_tg_dense_section(
@@ -1084,6 +1093,37 @@ def test_tg_archive_section_47_dense_rows_runs_31_to_52() -> None:
     ):
         slow = rec["sec_per_iter"] / twin["sec_per_iter"]
         assert (2.2 < slow < 3.2) if rec["method"] == "poisson_mh+dense" else (1.5 < slow < 2.6), name
+
+
+TG_S48 = "exact_mh_tg_s48.tar.xz"
+
+
+def test_tg_archive_section_48_dense_rows_runs_53_to_80() -> None:
+    """Section 48: TG runs 53-80 with the +dense rows in every run on the `emeraldrapids` VM, the code of
+    sections 47 / performance.md §4.26: top two and the authors'-timing claim held in every run at every
+    rate, the cached-twin claim only at 0.25, the claim with both sides timed as the authors' code runs them
+    at no rate (2/28 single runs at 0.25, 0/28 above), the ratios the section states, alone and with runs
+    0-52 (sections 39, 46, 47); every non-dense cell holds the chain of section 29-30's record; each +dense
+    cell at its twin's step, acceptance (0.05) and E[B] (1 %), but for two Poisson-MALA chains of their own
+    seed at the 0.25 step that stick outside the support part of the time (runs 55 and 62), at 2.2-3.3x its
+    twin's time (PoissonMH; observed 2.46-3.17) or 1.5-2.6x (Poisson-MALA / Barker; observed 1.73-2.44)."""
+    counts = (["28/28", "28/28", "28/28"], ["28/28", "28/28", "28/28"], ["28/28", "0/28", "0/28"])
+    ratios = ["x1.29", "x2.44", "x0.88", "x0.92", "x1.89", "x0.66", "x0.70", "x1.36", "x0.48"]
+    _check_tg_dense_section(TG_S48, 1036, counts, ("x2.72", "25/28"), ratios, ("2/28", "1/28", "2/28"))
+    runs_0_80 = ["x1.31", "x2.45", "x0.84", "x0.92", "x1.86", "x0.64", "x0.67", "x1.35", "x0.47"]
+    archives = (TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47, TG_S48)
+    _check_tg_runs_so_far(archives, 2997, runs_0_80, ("6/81", "0/81", "0/81"))
+    new = _archive_rows(TG_S48)
+    assert len(new) == 37 * 28 and {r["run"] for r in new.values()} == set(range(53, 81))
+    old = _archive_rows(TG_ARCHIVE_S30, lambda m: 53 <= _run_of(m) <= 79)
+    old.update(_archive_rows(TG_ARCHIVE_S31, lambda m: _run_of(m) == 80))
+    assert len(old) == 28 * 28
+    for name, rec in old.items():
+        _assert_same_chain(name, new[name], rec)
+    sticky = ("poisson_mala_dense_r0.25_run55.json", "poisson_mala_dense_r0.25_run62.json")
+    for name, rec, twin in _dense_twins(new, 28, accept_tol=0.05, sticky=sticky):
+        slow = rec["sec_per_iter"] / twin["sec_per_iter"]
+        assert (2.2 < slow < 3.3) if rec["method"] == "poisson_mh+dense" else (1.5 < slow < 2.6), name
 
 
 def test_rlr_archive_section_39_tables_2_5_runs_0_to_9_on_zen5() -> None:
