@@ -999,7 +999,7 @@ def _dense_twins(
             assert twin["accept"] < 0.1 < rec["accept"], name
             continue
         if name in sticky:
-            assert 0.1 < rec["accept"] < 0.15 < 0.2 < twin["accept"] and rec["ks_max"] > 0.2, name
+            assert 0.1 < rec["accept"] < 0.15 and twin["accept"] > 0.2 and rec["ks_max"] > 0.2, name
             continue
         assert abs(rec["accept"] - twin["accept"]) < accept_tol, name
         assert rec["mean_batch"] == pytest.approx(twin["mean_batch"], rel=0.01), name
@@ -1105,7 +1105,7 @@ def test_tg_archive_section_48_dense_rows_runs_53_to_80() -> None:
     at no rate (2/28 single runs at 0.25, 0/28 above), the ratios the section states, alone and with runs
     0-52 (sections 39, 46, 47); every non-dense cell holds the chain of section 29-30's record; each +dense
     cell at its twin's step, acceptance (0.05) and E[B] (1 %), but for two Poisson-MALA chains of their own
-    seed at the 0.25 step that stick outside the support part of the time (runs 55 and 62), at 2.2-3.3x its
+    seed at the 0.25 step that stick outside the support part of the time (runs 55 and 62), at 2.2-3.2x its
     twin's time (PoissonMH; observed 2.46-3.17) or 1.5-2.6x (Poisson-MALA / Barker; observed 1.73-2.44)."""
     counts = (["28/28", "28/28", "28/28"], ["28/28", "28/28", "28/28"], ["28/28", "0/28", "0/28"])
     ratios = ["x1.29", "x2.44", "x0.88", "x0.92", "x1.89", "x0.66", "x0.70", "x1.36", "x0.48"]
@@ -1123,7 +1123,7 @@ def test_tg_archive_section_48_dense_rows_runs_53_to_80() -> None:
     sticky = ("poisson_mala_dense_r0.25_run55.json", "poisson_mala_dense_r0.25_run62.json")
     for name, rec, twin in _dense_twins(new, 28, accept_tol=0.05, sticky=sticky):
         slow = rec["sec_per_iter"] / twin["sec_per_iter"]
-        assert (2.2 < slow < 3.3) if rec["method"] == "poisson_mh+dense" else (1.5 < slow < 2.6), name
+        assert (2.2 < slow < 3.2) if rec["method"] == "poisson_mh+dense" else (1.5 < slow < 2.6), name
 
 
 def test_rlr_archive_section_39_tables_2_5_runs_0_to_9_on_zen5() -> None:
