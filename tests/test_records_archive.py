@@ -1034,6 +1034,20 @@ def _check_tg_runs_so_far(
     assert _both(claims, "TG Table 4") == [(False, b) for b in both]
 
 
+def _dense_section_rows(archive: str, runs: range, old_archives: tuple[str, ...]) -> dict[str, dict]:
+    """The rows of a TG section with the +dense rows (``archive``, 37 cells a run over ``runs``), each of its
+    28 non-dense cells a run holding the chain of its record in ``old_archives`` (sections 28-30)."""
+    new = _archive_rows(archive)
+    assert len(new) == 37 * len(runs) and {r["run"] for r in new.values()} == set(runs)
+    old = {}
+    for name in old_archives:
+        old.update(_archive_rows(name, lambda m: _run_of(m) in runs))
+    assert len(old) == 28 * len(runs)
+    for name, rec in old.items():
+        _assert_same_chain(name, new[name], rec)
+    return new
+
+
 TG_S46 = "exact_mh_tg_s46.tar.xz"
 
 
@@ -1051,12 +1065,7 @@ def test_tg_archive_section_46_dense_rows_runs_10_to_30() -> None:
     _check_tg_dense_section(TG_S46, 777, counts, ("x2.61", "14/21"), ratios, ("2/21", "1/21", "2/21"))
     runs_0_30 = ["x1.29", "x2.48", "x0.81", "x0.94", "x1.77", "x0.59", "x0.65", "x1.33", "x0.45"]
     _check_tg_runs_so_far((TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46), 1147, runs_0_30, ("2/31", "0/31", "0/31"))
-    new = _archive_rows(TG_S46)
-    assert len(new) == 37 * 21 and {r["run"] for r in new.values()} == set(range(10, 31))
-    old = _archive_rows(TG_ARCHIVE_S29, lambda m: 10 <= _run_of(m) <= 30)
-    assert len(old) == 28 * 21
-    for name, rec in old.items():
-        _assert_same_chain(name, new[name], rec)
+    new = _dense_section_rows(TG_S46, range(10, 31), (TG_ARCHIVE_S29,))
     for name, rec, twin in _dense_twins(new, 21, accept_tol=0.05):
         slow = rec["sec_per_iter"] / twin["sec_per_iter"]  # PoissonMH 2.5-3.0, Poisson-MALA / Barker 1.8-2.4
         assert (2.3 < slow < 3.2) if rec["method"] == "poisson_mh+dense" else (1.7 < slow < 2.6), name
@@ -1081,13 +1090,7 @@ def test_tg_archive_section_47_dense_rows_runs_31_to_52() -> None:
     runs_0_52 = ["x1.32", "x2.45", "x0.82", "x0.92", "x1.83", "x0.63", "x0.66", "x1.34", "x0.47"]
     archives = (TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47)
     _check_tg_runs_so_far(archives, 1961, runs_0_52, ("4/53", "0/53", "0/53"))
-    new = _archive_rows(TG_S47)
-    assert len(new) == 37 * 22 and {r["run"] for r in new.values()} == set(range(31, 53))
-    old = _archive_rows(TG_ARCHIVE_S29, lambda m: 31 <= _run_of(m) <= 39)
-    old.update(_archive_rows(TG_ARCHIVE_S30, lambda m: 40 <= _run_of(m) <= 52))
-    assert len(old) == 28 * 22
-    for name, rec in old.items():
-        _assert_same_chain(name, new[name], rec)
+    new = _dense_section_rows(TG_S47, range(31, 53), (TG_ARCHIVE_S29, TG_ARCHIVE_S30))
     for name, rec, twin in _dense_twins(
         new, 22, accept_tol=0.05, stuck=("poisson_mala_dense_r0.25_run31.json",)
     ):
@@ -1113,13 +1116,7 @@ def test_tg_archive_section_48_dense_rows_runs_53_to_80() -> None:
     runs_0_80 = ["x1.31", "x2.45", "x0.84", "x0.92", "x1.86", "x0.64", "x0.67", "x1.35", "x0.47"]
     archives = (TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47, TG_S48)
     _check_tg_runs_so_far(archives, 2997, runs_0_80, ("6/81", "0/81", "0/81"))
-    new = _archive_rows(TG_S48)
-    assert len(new) == 37 * 28 and {r["run"] for r in new.values()} == set(range(53, 81))
-    old = _archive_rows(TG_ARCHIVE_S30, lambda m: 53 <= _run_of(m) <= 79)
-    old.update(_archive_rows(TG_ARCHIVE_S31, lambda m: _run_of(m) == 80))
-    assert len(old) == 28 * 28
-    for name, rec in old.items():
-        _assert_same_chain(name, new[name], rec)
+    new = _dense_section_rows(TG_S48, range(53, 81), (TG_ARCHIVE_S30, TG_ARCHIVE_S31))
     sticky = ("poisson_mala_dense_r0.25_run55.json", "poisson_mala_dense_r0.25_run62.json")
     for name, rec, twin in _dense_twins(new, 28, accept_tol=0.05, sticky=sticky):
         slow = rec["sec_per_iter"] / twin["sec_per_iter"]
@@ -1152,12 +1149,7 @@ def test_tg_archive_section_49_dense_rows_runs_81_to_99_completing_100() -> None
     runs_0_99 = ["x1.30", "x2.42", "x0.84", "x0.92", "x1.85", "x0.65", "x0.68", "x1.35", "x0.47"]
     archives = (TG_ARCHIVE_S36, TG_DENSE_S39, TG_S46, TG_S47, TG_S48, TG_S49)
     _check_tg_runs_so_far(archives, 3700, runs_0_99, ("6/100", "0/100", "0/100"))
-    new = _archive_rows(TG_S49)
-    assert len(new) == 37 * 19 and {r["run"] for r in new.values()} == set(range(81, 100))
-    old = _archive_rows(TG_ARCHIVE_S31, lambda m: 81 <= _run_of(m) <= 99)
-    assert len(old) == 28 * 19
-    for name, rec in old.items():
-        _assert_same_chain(name, new[name], rec)
+    new = _dense_section_rows(TG_S49, range(81, 100), (TG_ARCHIVE_S31,))
     for slow_cell in TG_S49_SLOW.values():  # the slow cell is 1.2-1.7x its row's median
         row = [r["sec_per_iter"] for n, r in new.items() if n.split("_run")[0] == slow_cell.split("_run")[0]]
         assert 1.2 < new[slow_cell]["sec_per_iter"] / np.median(row) < 1.7, slow_cell
