@@ -604,3 +604,60 @@ def test_smoke_workflow_end_to_end(tmp_path):
     stats = " ".join((r.stdout + r.stderr).split("Job stats:")[-1].split())
     assert n_new > 0 and re.search(rf"\brun_cell {n_new + 1}\b", stats), stats
     assert "experiment_cell_config" not in stats, stats
+
+
+def test_readme_states_the_paper_scale_cell_count():
+    """README's Status gives the number of cells ``snakemake -j8`` runs at paper scale: it must be the
+    number ``config/default.yaml`` enumerates (it had gone stale: 12,731 where the config lists 16,061)."""
+    from bench.cli_workflow import _settings, load_config, selected_experiments
+
+    cfg = load_config(str(REPO / "config" / "default.yaml"))
+    n = sum(len(C.enumerate_cells(*_settings(e, "paper", cfg))) for e in selected_experiments(cfg))
+    m = re.search(r"full paper-scale workflow \(([\d,]+) cells", (REPO / "README.md").read_text())
+    assert m is not None and int(m.group(1).replace(",", "")) == n
+
+
+def _cell_archive(path: Path, cells: dict[str, float], status: str = "ok") -> None:
+    """A record archive in the layout of docs/results/records: cells/<experiment>/<cell>.json."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:xz") as tf:
+        for cell, wall in cells.items():
+            rec = {"experiment": "exact_mh_exchange", "cell": cell, "status": status, "wall_seconds": wall}
+            rec["cpu"] = path.stem
+            data = json.dumps(rec).encode()
+            info = tarfile.TarInfo(f"cells/exact_mh_exchange/{cell}.json")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+def test_paper_cost_takes_each_group_from_its_newest_archive(tmp_path):
+    """bench.paper_cost: a group's cost per cell is the median wall time in the newest archive holding it;
+    A/B archives of superseded kernels (not named ``*_s<k>.tar.xz``) and failed cells are ignored; groups
+    without a record are counted. Fails if the oldest archive won (4x4 would cost 5 x 2 s), if the
+    old-kernels archive were read (5 x 99 s) or if the error cells counted (8x8's median 500 s)."""
+    from bench.paper_cost import cost_plan, group_of
+
+    assert group_of("rlr_10d_n1e5_poisson_mh_dense_r0.4_run17") == "rlr_10d_n1e5_poisson_mh_dense_r0.4"
+    assert group_of("4x4_enum_run3") == "4x4_enum"
+    _cell_archive(
+        tmp_path / "exact_mh_exchange_s10.tar.xz",
+        {"4x4_enum_run0": 1.0, "4x4_enum_run1": 2.0, "4x4_enum_run2": 3.0, "8x8_cftp_run0": 5.0},
+    )
+    _cell_archive(tmp_path / "exact_mh_exchange_s12.tar.xz", {"4x4_enum_run0": 10.0})
+    _cell_archive(tmp_path / "exact_mh_exchange_s14_old_kernels.tar.xz", {"4x4_enum_run0": 99.0})
+    _cell_archive(
+        tmp_path / "exact_mh_exchange_s13.tar.xz",
+        {"8x8_cftp_run1": 500.0, "8x8_cftp_run2": 500.0},
+        status="error",
+    )
+    df = cost_plan(REPO / "config" / "default.yaml", tmp_path, ["exact_mh_exchange"])
+    row = df.iloc[0]
+    assert (row.cells, row.cells_with_record, row.groups_without_record) == (10, 10, 0)
+    assert row.cpu_hours * 3600 == pytest.approx(5 * 10.0 + 5 * 5.0)
+    assert row.sessions == "10, 12"
+    _cell_archive(tmp_path / "exact_mh_exchange_s10.tar.xz", {"4x4_enum_run0": 1.0})
+    df = cost_plan(REPO / "config" / "default.yaml", tmp_path, ["exact_mh_exchange"])
+    assert (df.iloc[0].cells_with_record, df.iloc[0].groups_without_record) == (5, 1)
+    assert df.iloc[0].cpu_hours * 3600 == pytest.approx(5 * 10.0)
