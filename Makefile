@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 JOBS ?= 2
 export MCMC_BENCH_MIRROR ?= $(abspath $(CURDIR)/../shared/datasets)
 
-.PHONY: run paper test test-all lint env clean-cache
+.PHONY: run paper paper-from-records test test-all lint env clean-cache
 
 env: $(VENV)/.installed
 
@@ -23,6 +23,11 @@ run: env
 
 paper: env
 	$(BIN)/snakemake -j8
+
+# Issue 5's recorded paper-scale items (TG, MNIST, exchange; RLR Tables 2 / 5) rebuilt by the workflow from
+# docs/results/records without running a cell: results-records/<set>/{results,paper_figs} (~3 min)
+paper-from-records: env
+	$(BIN)/python -m bench.from_records --dir results-records -j$(JOBS)
 
 # The unit tier runs on $(JOBS) xdist workers (--dist loadfile: a file's tests share one worker and its
 # module fixtures); the smoke workflow (itself `snakemake -j2`, with a 10-minute budget) runs alone after

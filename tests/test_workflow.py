@@ -661,3 +661,54 @@ def test_paper_cost_takes_each_group_from_its_newest_archive(tmp_path):
     df = cost_plan(REPO / "config" / "default.yaml", tmp_path, ["exact_mh_exchange"])
     assert (df.iloc[0].cells_with_record, df.iloc[0].groups_without_record) == (5, 1)
     assert df.iloc[0].cpu_hours * 3600 == pytest.approx(5 * 10.0)
+
+
+def test_from_records_sets_are_every_cell_of_their_configs(tmp_path):
+    """bench.from_records: each set's archives, extracted in order, hold a current record (config hash of the
+    set's config) of every cell the config lists and nothing else, so the workflow schedules no cell and
+    ``aggregate`` accepts them all (what ``make paper-from-records`` relies on)."""
+    from bench.cells import collect_records
+    from bench.cli_workflow import _settings, load_config, selected_experiments
+    from bench.from_records import RECORDS, SETS, extract_cells
+
+    for name, (cfg_path, archives) in SETS.items():
+        out = tmp_path / name
+        n = extract_cells([RECORDS / f"{a}.tar.xz" for a in archives], out)
+        cfg = load_config(str(REPO / cfg_path))
+        got = 0
+        for e in selected_experiments(cfg):
+            exp, settings = _settings(e, cfg["scale"], cfg)
+            got += len(collect_records(exp, settings, cfg["scale"], out / "cells"))
+        assert n == got > 0, name
+
+
+def test_from_records_extraction_order_mtimes_and_bad_members(tmp_path):
+    """A later archive's record replaces an earlier one; records get the extraction time (older mtimes would
+    make Snakemake rerun the cells); the CPU csv is skipped; a member outside cells/ or with '..' is refused.
+    Fails if the order were reversed (run0 would read 1.0) or mtimes kept (the archive's 2001 stamp)."""
+    import io
+    import tarfile
+
+    from bench.from_records import extract_cells
+
+    def archive(path, members):
+        with tarfile.open(path, "w:xz") as tf:
+            for name, text in members.items():
+                data = text.encode()
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime = len(data), 1e9  # 2001
+                tf.addfile(info, io.BytesIO(data))
+
+    a1, a2 = tmp_path / "a_s1.tar.xz", tmp_path / "a_s2.tar.xz"
+    archive(a1, {"cells/e/run0.json": "1.0", "cells/e/run1.json": "1.1", "cells_cpu.csv": "x"})
+    archive(a2, {"cells/e/run0.json": "2.0"})
+    t0 = time.time()
+    assert extract_cells([a1, a2], tmp_path / "r") == 2
+    assert (tmp_path / "r/cells/e/run0.json").read_text() == "2.0"
+    assert (tmp_path / "r/cells/e/run1.json").read_text() == "1.1"
+    assert not (tmp_path / "r/cells_cpu.csv").exists()
+    assert all(p.stat().st_mtime >= t0 - 1 for p in (tmp_path / "r/cells/e").iterdir())
+    for bad in ("other/x.json", "cells/../../x.json"):
+        archive(tmp_path / "bad_s3.tar.xz", {bad: "0"})
+        with pytest.raises(ValueError, match="unexpected member"):
+            extract_cells([tmp_path / "bad_s3.tar.xz"], tmp_path / "r2")
