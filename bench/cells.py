@@ -68,6 +68,8 @@ STATUS_ERROR = "error"
 STATUSES = (STATUS_OK, STATUS_UNAVAILABLE, STATUS_ERROR)
 SCALES = ("paper", "smoke")
 REPO = Path(__file__).resolve().parents[1]
+# the committed cell-record archives (docs/results/records/README.md)
+RECORDS = REPO / "docs" / "results" / "records"
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT_CONFIG = REPO / "config" / "default.yaml"
 MAX_GROWN_CELLS = 200_000  # find_cell(grow=True) stops doubling the replicate counts beyond this

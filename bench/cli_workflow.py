@@ -72,7 +72,8 @@ def selected_experiments(cfg: dict) -> list[str]:
     return [get_experiment(e).id for e in sel]
 
 
-def _settings(exp_id: str, scale: str, cfg: dict):
+def experiment_and_settings(exp_id: str, scale: str, cfg: dict):
+    """The registered experiment and its settings at ``scale`` with the config's overrides applied."""
     from bench.cells import experiment_settings
     from bench.experiments import get_experiment
 
@@ -94,7 +95,7 @@ def _cmd_cells(args: argparse.Namespace) -> int:
     from bench.cells import enumerate_cells
 
     cfg = load_config(args.config)
-    exp, settings = _settings(args.experiment, _scale(args, cfg), cfg)
+    exp, settings = experiment_and_settings(args.experiment, _scale(args, cfg), cfg)
     for p in enumerate_cells(exp, settings):
         print(p["cell"])
     return 0
@@ -124,7 +125,7 @@ def _cmd_cell(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
-    exp, settings = _settings(args.experiment, scale, cfg)
+    exp, settings = experiment_and_settings(args.experiment, scale, cfg)
     params = (
         _cell_params(args.params_json, args.cell, exp, settings)
         if args.params_json
@@ -160,7 +161,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
-    exp, settings = _settings(args.experiment, scale, cfg)
+    exp, settings = experiment_and_settings(args.experiment, scale, cfg)
     pairs = collect_records(exp, settings, scale, args.cells_dir)
     out = Outputs(args.results_dir, args.figs_dir, experiment=exp.id, assets_dir=args.assets_dir)
     import matplotlib
@@ -183,8 +184,8 @@ def _cmd_migrate_cells(args: argparse.Namespace) -> int:
     scale = _scale(args, cfg)
     if _scale(args, old) != scale:
         raise ValueError(f"--from-config has scale {old.get('scale')!r}, --config {scale!r}")
-    exp, settings = _settings(args.experiment, scale, cfg)
-    _, old_settings = _settings(args.experiment, scale, old)
+    exp, settings = experiment_and_settings(args.experiment, scale, cfg)
+    _, old_settings = experiment_and_settings(args.experiment, scale, old)
     res = migrate_records(exp, scale, old_settings, settings, args.cells_dir)
     print(", ".join(f"{k} {len(v)}" for k, v in res.items()), file=sys.stderr)
     if res["unmatched"]:
@@ -200,7 +201,7 @@ def _cmd_cells_table(args: argparse.Namespace) -> int:
     scale = _scale(args, cfg)
     pairs = []
     for eid in selected_experiments(cfg):
-        exp, settings = _settings(eid, scale, cfg)
+        exp, settings = experiment_and_settings(eid, scale, cfg)
         pairs += collect_records(exp, settings, scale, args.cells_dir)
     df = cells_frame(pairs)
     out = Path(args.out)

@@ -27,8 +27,8 @@ import tarfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-RECORDS = ROOT / "docs" / "results" / "records"
+from bench.cells import RECORDS, REPO
+
 CONFIG_RULES = (
     "experiment_cell_config",
     "experiment_config",
@@ -92,7 +92,7 @@ def extract_cells(archives: list[Path], results: Path) -> int:
                     members.append(m)
                 else:
                     raise ValueError(f"{a.name}: {m.name!r} is not a regular file or directory")
-            tf.extractall(results, members=members)
+            tf.extractall(results, members=members, filter="data")
             for m in members:
                 if m.isfile():
                     p = results / m.name
@@ -102,10 +102,10 @@ def extract_cells(archives: list[Path], results: Path) -> int:
 
 
 def _snakemake(workdir: Path, config: Path, extra: list[str], jobs: int) -> None:
-    cmd = [str(Path(sys.executable).with_name("snakemake")), f"-j{jobs}", "-s", str(ROOT / "Snakefile")]
+    cmd = [str(Path(sys.executable).with_name("snakemake")), f"-j{jobs}", "-s", str(REPO / "Snakefile")]
     cmd += ["-d", str(workdir), "--configfile", str(config), *extra]
     # the repository's kernel cache, not a cold one in the workflow directory (a user's setting wins)
-    env = {"MCMC_BENCH_NUMBA_CACHE": str(ROOT / ".numba_cache"), **os.environ}
+    env = {"MCMC_BENCH_NUMBA_CACHE": str(REPO / ".numba_cache"), **os.environ}
     subprocess.run(cmd, check=True, env=env)
 
 
@@ -114,13 +114,13 @@ def rebuild(name: str, workdir: Path, jobs: int = 2) -> int:
     number of records extracted."""
     cfg, archives = SETS[name]
     workdir.mkdir(parents=True, exist_ok=True)
-    _snakemake(workdir, ROOT / cfg, ["--until", *CONFIG_RULES], jobs)
+    _snakemake(workdir, REPO / cfg, ["--until", *CONFIG_RULES], jobs)
     n = extract_cells([RECORDS / f"{a}.tar.xz" for a in archives], workdir / "results")
     print(
         f"{name}: {n} cell records from {len(archives)} archives into {workdir / 'results' / 'cells'}",
         flush=True,
     )
-    _snakemake(workdir, ROOT / cfg, [], jobs)
+    _snakemake(workdir, REPO / cfg, [], jobs)
     return n
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.cells import RECORDS, REPO
+
 RUN_SUFFIX = re.compile(r"_run\d+$")
 # a session's archive is <name>_s<k>.tar.xz; the A/B archives of superseded kernels carry a further suffix
 # (``_s15_old_kernels``, ``_s29_ab_new``, ``_s31_calib``) and are not read: not the code a rerun would use
@@ -67,7 +68,7 @@ def cost_plan(config: Path, records: Path, experiments: list[str] | None = None)
     """One row per experiment the configuration selects (or ``experiments``): its cells, the cells whose
     group has a record, their estimated CPU hours, and the record machines and sessions used."""
     from bench.cells import enumerate_cells
-    from bench.cli_workflow import _settings, load_config, selected_experiments
+    from bench.cli_workflow import experiment_and_settings, load_config, selected_experiments
 
     cfg = load_config(str(config))
     scale = cfg.get("scale") or "smoke"
@@ -75,7 +76,7 @@ def cost_plan(config: Path, records: Path, experiments: list[str] | None = None)
     rows = []
     for e in experiments or selected_experiments(cfg):
         groups: dict[str, int] = defaultdict(int)
-        for p in enumerate_cells(*_settings(e, scale, cfg)):
+        for p in enumerate_cells(*experiment_and_settings(e, scale, cfg)):
             groups[group_of(p["cell"])] += 1
         n = sum(groups.values())
         have = {g: costs[(e, g)] for g in groups if (e, g) in costs}
@@ -96,8 +97,8 @@ def cost_plan(config: Path, records: Path, experiments: list[str] | None = None)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", default=str(ROOT / "config" / "default.yaml"))
-    ap.add_argument("--records", default=str(ROOT / "docs" / "results" / "records"))
+    ap.add_argument("--config", default=str(REPO / "config" / "default.yaml"))
+    ap.add_argument("--records", default=str(RECORDS))
     ap.add_argument("--experiments", default="", help="comma-separated ids (default: the config's)")
     a = ap.parse_args(argv)
     df = cost_plan(Path(a.config), Path(a.records), [e for e in a.experiments.split(",") if e] or None)

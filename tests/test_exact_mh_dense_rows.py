@@ -24,7 +24,7 @@ from bench.experiments import exact_mh_report as R
 from bench.experiments import get_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDS = ROOT / "docs" / "results" / "records"
+RECORDS = C.RECORDS
 
 
 def _settings(exp_id: str, cfg: str) -> dict:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
+from bench.cells import RECORDS
 from bench.experiments import exact_mh as X
 
 
@@ -338,8 +339,7 @@ def test_hmc10_cells_use_the_authors_hmc10_steps_and_only_their_hash_changed(tmp
     for v in ("rlr_10d_n2e5", "rlr_50d"):  # no authors' HMC-10 steps: the HMC row's, no param
         c = X.rlr_cells({**s, "variants": [v], "runs": 1, "runs_50d": 1})
         assert not any("h_row" in p for p in c)
-    root = Path(__file__).resolve().parents[1] / "docs" / "results" / "records"
-    with tarfile.open(root / "exact_mh_rlr_s36.tar.xz") as tf:
+    with tarfile.open(RECORDS / "exact_mh_rlr_s36.tar.xz") as tf:
         tf.extractall(tmp_path, filter="data")
     stale = set()
     for f in sorted((tmp_path / "cells" / "exact_mh_rlr").glob("*.json")):

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bench import cells as C
 from bench.experiments import exact_mh_report as R
 
-RECORDS = Path(__file__).resolve().parents[1] / "docs" / "results" / "records"
+RECORDS = C.RECORDS
 
 
 def _listed() -> dict[str, str]:

@@ -609,10 +609,12 @@ def test_smoke_workflow_end_to_end(tmp_path):
 def test_readme_states_the_paper_scale_cell_count():
     """README's Status gives the number of cells ``snakemake -j8`` runs at paper scale: it must be the
     number ``config/default.yaml`` enumerates (it had gone stale: 12,731 where the config lists 16,061)."""
-    from bench.cli_workflow import _settings, load_config, selected_experiments
+    from bench.cli_workflow import experiment_and_settings, load_config, selected_experiments
 
     cfg = load_config(str(REPO / "config" / "default.yaml"))
-    n = sum(len(C.enumerate_cells(*_settings(e, "paper", cfg))) for e in selected_experiments(cfg))
+    n = sum(
+        len(C.enumerate_cells(*experiment_and_settings(e, "paper", cfg))) for e in selected_experiments(cfg)
+    )
     m = re.search(r"full paper-scale workflow \(([\d,]+) cells", (REPO / "README.md").read_text())
     assert m is not None and int(m.group(1).replace(",", "")) == n
 
@@ -668,7 +670,7 @@ def test_from_records_sets_are_every_cell_of_their_configs(tmp_path):
     set's config) of every cell the config lists and nothing else, so the workflow schedules no cell and
     ``aggregate`` accepts them all (what ``make paper-from-records`` relies on)."""
     from bench.cells import collect_records
-    from bench.cli_workflow import _settings, load_config, selected_experiments
+    from bench.cli_workflow import experiment_and_settings, load_config, selected_experiments
     from bench.from_records import RECORDS, SETS, extract_cells
 
     for name, (cfg_path, archives) in SETS.items():
@@ -677,7 +679,7 @@ def test_from_records_sets_are_every_cell_of_their_configs(tmp_path):
         cfg = load_config(str(REPO / cfg_path))
         got = 0
         for e in selected_experiments(cfg):
-            exp, settings = _settings(e, cfg["scale"], cfg)
+            exp, settings = experiment_and_settings(e, cfg["scale"], cfg)
             got += len(collect_records(exp, settings, cfg["scale"], out / "cells"))
         assert n == got > 0, name
 
