@@ -7,7 +7,8 @@ Settings
     ``experiment_settings(exp, scale, overrides)`` = ``exp.settings[scale]`` deep-merged with the
     workflow config's ``overrides[exp.id]["settings"]`` when ``overrides[exp.id]["scale"]`` is that
     scale (unknown keys are rejected; every override carries a written ``reason``, enforced by the
-    config schema); replicate counts (``grid_keys``) must be positive integers.
+    config schema); grid keys must be positive integers (replicate counts) or non-empty lists
+    (selections).
 Config
     ``validate_config(cfg, where)``: a workflow config, merged on config/default.yaml as Snakemake merges
     ``--configfile``, against workflow/schemas/config.schema.yaml (unknown keys, bad values, missing
@@ -27,12 +28,11 @@ Cell records
     the workflow's ``check_cells`` step then fails loudly).
 Cell settings
     A cell sees ``cell_settings(exp, settings)``: the settings without the experiment's
-    ``grid_keys`` (replicate counts such as ``runs``, which only enumerate cells; each cell's params
-    carry its index). Its config hash covers exactly what it sees, so raising ``runs`` keeps every
-    finished run valid, and a cell that reads a grid key fails loudly (KeyError) instead of making
-    its result depend on how many other cells exist. Records written before grid keys existed carry
-    :func:`legacy_config_hash` (all settings): current under exactly those settings
-    (:func:`current_hashes`), carried to a higher count by :func:`migrate_records`.
+    ``grid_keys`` (replicate counts such as ``runs`` and selections such as ``methods``, which only
+    enumerate cells; each cell's params carry its index, method, rate ...). Its config hash covers
+    exactly what it sees, so raising ``runs`` or selecting fewer methods keeps every finished cell
+    valid, and a cell that reads a grid key fails loudly (KeyError) instead of making its result
+    depend on which other cells exist.
 Aggregation
     ``aggregate(exp, settings, records, out)`` builds one DataFrame (all rows of ok cells, plus one
     row per cell that is not ok with its params, ``status`` and ``message``), writes the generic
@@ -123,10 +123,14 @@ def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = No
     given = dict(over.get("settings") or {})
     optional = {k: given.pop(k) for k in exp.optional_grid_keys if k in given}  # absent by default
     out = {**_deep_merge(exp.settings[scale], given, f"overrides.{exp.id}"), **optional}
-    for k in exp.grid_keys:  # replicate counts: range(v) of a str or float fails late or not at all
+    for k in exp.grid_keys:  # range(v) of a str or float, or an empty selection, fails late or not at all
         if k not in out:  # an optional grid key left out: the whole subset (Experiment.optional_grid_keys)
             continue
         v, low = out[k], 0 if k in exp.optional_grid_keys else 1
+        if isinstance(v, list):
+            if not v:
+                raise ValueError(f"experiment {exp.id!r}: {k} (a selection of cells) must not be empty")
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
             what = "a non-negative" if low == 0 else "a positive"
             raise ValueError(
@@ -222,7 +226,8 @@ def find_cell(exp: Experiment, settings: dict, cell_id: str, grow: bool = False)
     while (
         grow and exp.grid_keys and all(p["cell"] != cell_id for p in cells) and len(cells) < MAX_GROWN_CELLS
     ):
-        settings = {**settings, **{k: 2 * settings[k] for k in exp.grid_keys if k in settings}}
+        counts = [k for k in exp.grid_keys if isinstance(settings.get(k), (int, np.integer))]
+        settings = {**settings, **{k: 2 * settings[k] for k in counts}}
         grown = enumerate_cells(exp, settings)
         grow, cells = len(grown) > len(cells), grown
     for p in cells:
@@ -312,13 +317,6 @@ def cell_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) 
     return config_hash(
         {"experiment": exp.id, "scale": scale, "settings": cell_settings(exp, settings), "params": params}
     )
-
-
-def legacy_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:
-    """The cell hash before grid keys existed (all settings hashed, replicate counts included; the
-    optional grid keys, which came later, left out)."""
-    kept = {k: v for k, v in settings.items() if k not in exp.optional_grid_keys}
-    return config_hash({"experiment": exp.id, "scale": scale, "settings": kept, "params": params})
 
 
 def run_one(
@@ -411,12 +409,6 @@ def load_record(path: str | os.PathLike) -> dict:
     return rec
 
 
-def current_hashes(exp: Experiment, scale: str, settings: dict, params: dict) -> tuple[str, str]:
-    """Hashes a current record of this cell may carry: :func:`cell_config_hash`, or
-    :func:`legacy_config_hash` of exactly these settings (written before grid keys existed)."""
-    return cell_config_hash(exp, scale, settings, params), legacy_config_hash(exp, scale, settings, params)
-
-
 def is_finished(path: str | os.PathLike, hashes: Iterable[str] | None = None) -> bool:
     """True when ``path`` holds an ok / data-unavailable record (with a hash in ``hashes`` if given)."""
     try:
@@ -474,7 +466,7 @@ def collect_records(
     exp: Experiment, settings: dict, scale: str, cells_dir: str | os.PathLike
 ) -> list[tuple[Path, dict]]:
     """Records of every cell of ``exp`` (missing or stale files -> ValueError naming them); current =
-    a hash in :func:`current_hashes`."""
+    the hash :func:`cell_config_hash` gives the cell under ``settings``."""
     missing, stale, out = [], [], []
     for p in enumerate_cells(exp, settings):
         path = Path(cells_dir) / exp.id / f"{p['cell']}.json"
@@ -482,7 +474,7 @@ def collect_records(
             missing.append(str(path))
             continue
         rec = load_record(path)
-        if rec["config_hash"] not in current_hashes(exp, scale, settings, p):
+        if rec["config_hash"] != cell_config_hash(exp, scale, settings, p):
             stale.append(str(path))
         out.append((path, rec))
     if missing:
@@ -491,41 +483,6 @@ def collect_records(
         raise ValueError(
             f"{exp.id}: {len(stale)} cell file(s) computed with another config (rerun them), e.g. {stale[:3]}"
         )
-    return out
-
-
-def migrate_records(
-    exp: Experiment, scale: str, old_settings: dict, settings: dict, cells_dir: str | os.PathLike
-) -> dict[str, list[str]]:
-    """Give records written before grid keys existed the current hash, where that is provably right.
-
-    A record is rewritten (atomically, old hash kept as ``migrated_from_hash``) only if its hash is
-    :func:`legacy_config_hash` of ``old_settings`` (so it was computed with them), ``old_settings``
-    and ``settings`` differ only in grid keys, and ``settings`` still has a cell with its id and
-    params. Returns the cell ids per outcome: migrated, current (hash already right), unmatched.
-    """
-    if cell_settings(exp, old_settings) != cell_settings(exp, settings):
-        raise ValueError(f"{exp.id}: the two configs differ in more than the grid keys {list(exp.grid_keys)}")
-    now = {p["cell"]: p for p in enumerate_cells(exp, settings)}
-    out: dict[str, list[str]] = {"migrated": [], "current": [], "unmatched": []}
-    for path in sorted((Path(cells_dir) / exp.id).glob("*.json")):
-        rec = load_record(path)
-        p = now.get(rec["cell"])
-        if p is None or p != rec["params"]:
-            out["unmatched"].append(rec["cell"])
-            continue
-        new = cell_config_hash(exp, scale, settings, p)
-        if rec["config_hash"] == new:
-            out["current"].append(rec["cell"])
-        elif rec["config_hash"] == legacy_config_hash(exp, scale, old_settings, p):
-            rec["migrated_from_hash"] = rec["config_hash"]
-            rec["config_hash"] = new
-            for r in rec["rows"]:
-                r["config_hash"] = new
-            atomic_write_text(path, json.dumps(rec, default=_jsonable, indent=1) + "\n")
-            out["migrated"].append(rec["cell"])
-        else:
-            out["unmatched"].append(rec["cell"])
     return out
 
 

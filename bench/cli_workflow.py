@@ -4,7 +4,6 @@
 * ``cells``        list the cell ids of one experiment at a scale
 * ``cell``         run one cell -> results/cells/<exp>/<cell>.json (atomic)
 * ``aggregate``    one experiment's cell records -> tables (results/) and figures (paper_figs/)
-* ``migrate-cells`` records written before grid keys existed -> the current hash (where provable)
 * ``cells-table``  every cell of the selected experiments -> results/cells.csv (+ .md)
 * ``check-cells``  exit 1 (listing them) if results/cells.csv has cells with status "error" (or
                    ``--verify-status`` says the verification failed)
@@ -121,7 +120,7 @@ def _cell_params(text: str, cell: str, exp, settings: dict) -> dict:
 
 
 def _cmd_cell(args: argparse.Namespace) -> int:
-    from bench.cells import STATUS_ERROR, current_hashes, find_cell, is_finished, run_one
+    from bench.cells import STATUS_ERROR, cell_config_hash, find_cell, is_finished, run_one
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
@@ -132,7 +131,7 @@ def _cmd_cell(args: argparse.Namespace) -> int:
         else find_cell(exp, settings, args.cell)
     )
     out = Path(args.out or Path("results/cells") / exp.id / f"{args.cell}.json")
-    if args.skip_finished and is_finished(out, current_hashes(exp, scale, settings, params)):
+    if args.skip_finished and is_finished(out, [cell_config_hash(exp, scale, settings, params)]):
         print(f"{out}: finished already (skipped)", file=sys.stderr)
         return 0
     rec = run_one(
@@ -174,22 +173,6 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     if bad:
         print(f"warning: {exp.id}: {len(bad)} cell(s) with status error: {bad[:5]}", file=sys.stderr)
     print(f"{exp.id}: {len(out.manifest)} outputs -> {manifest}", file=sys.stderr)
-    return 0
-
-
-def _cmd_migrate_cells(args: argparse.Namespace) -> int:
-    from bench.cells import migrate_records
-
-    cfg, old = load_config(args.config), load_config(args.from_config)
-    scale = _scale(args, cfg)
-    if _scale(args, old) != scale:
-        raise ValueError(f"--from-config has scale {old.get('scale')!r}, --config {scale!r}")
-    exp, settings = experiment_and_settings(args.experiment, scale, cfg)
-    _, old_settings = experiment_and_settings(args.experiment, scale, old)
-    res = migrate_records(exp, scale, old_settings, settings, args.cells_dir)
-    print(", ".join(f"{k} {len(v)}" for k, v in res.items()), file=sys.stderr)
-    if res["unmatched"]:
-        print(f"unmatched (left as they are): {res['unmatched'][:8]}", file=sys.stderr)
     return 0
 
 
@@ -340,15 +323,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--assets-dir", default=None, help="also copy CSV/PNG here (HTML report)")
     s.add_argument("--manifest", default=None, help="default <results-dir>/manifests/<experiment>.json")
     s.set_defaults(func=_cmd_aggregate)
-
-    s = subparsers.add_parser(
-        "migrate-cells",
-        help="give records written before grid keys the current hash (only where provably the same cell)",
-    )
-    _common(s)
-    s.add_argument("--from-config", required=True, help="the config the records were computed with")
-    s.add_argument("--cells-dir", default="results/cells")
-    s.set_defaults(func=_cmd_migrate_cells)
 
     s = subparsers.add_parser("cells-table", help="results/cells.csv over all experiments")
     _common(s, experiment=False)

@@ -10,14 +10,14 @@ An experiment (one paper table/figure group) registers in ``bench/experiments/<f
 * ``run_cell(params, seed: SeedSequence, ctx) -> list[dict]``: runs the cell, returns result rows
   (flat dicts; the runner adds ``experiment, cell, config_hash, seed, wall_seconds, status``).
   ``ctx`` gives ``data(name)`` (dataset loader; raises ``DataUnavailable``) and ``out_dir``.
-* ``grid_keys``: top-level settings that only say how many cells there are (replicate counts such
-  as ``runs``); every cell's params carry its own index. A cell does not see them (they are absent
-  from ``ctx.settings``: reading one is a KeyError) and they are left out of its config hash, so
-  raising ``runs`` from 30 to 100 keeps the 30 finished runs' records valid and reruns nothing.
+* ``grid_keys``: top-level settings that only say which cells exist: replicate counts (an int, e.g.
+  ``runs``) and selections (a non-empty list, e.g. ``methods``, ``rates``, ``variants``); every cell's
+  params carry its own index, method, rate ... A cell does not see them (they are absent from
+  ``ctx.settings``: reading one is a KeyError) and they are left out of its config hash, so raising
+  ``runs`` from 30 to 100, or selecting fewer methods, keeps every finished record valid and reruns
+  nothing.
 * ``optional_grid_keys``: grid keys that select an optional subset of the grid (e.g. ``dense_runs``: how
-  many runs get the authors'-timing cells): absent = the whole subset, 0 allowed. Newer than the legacy
-  hashes (:func:`bench.cells.legacy_config_hash`), so left out of them: a config that names one keeps
-  every record's hash.
+  many runs get the authors'-timing cells): absent = the whole subset, 0 allowed.
 * ``summarize(rows: DataFrame, settings, out: Outputs) -> None``: writes tables
   (``out.table(name, df)`` -> results/<name>.csv + .md) and figures (``out.figure(name, fig)`` ->
   paper_figs/<name>.png + .pdf). Tables that counterpart a paper table carry a ``paper_value`` column.

@@ -36,7 +36,7 @@ def _settings(exp_id: str, cfg: str) -> dict:
 def test_dense_cells_follow_the_optional_grid_key() -> None:
     """dense_runs (an optional grid key): absent = every run has the three dense cells per rate (the
     paper default), 10 = runs 0-9 only, 0 = none; it may be 0 but not negative, runs may not be 0; it
-    changes neither the cell hashes nor the legacy hashes."""
+    changes no cell hash."""
     exp = get_experiment("exact_mh_tg")
     base = C.experiment_settings(exp, "paper")
     assert "dense_runs" not in base and "dense_runs" in exp.grid_keys
@@ -51,8 +51,8 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     assert p == {"cell": "poisson_mala_dense_r0.25_run3", "method": "poisson_mala", "rate": 0.25, "run": 3,
                  "energy": "cached", "counts": "dense"}  # fmt: skip
     q = C.find_cell(exp, s13, "poisson_mala_r0.25_run3")
-    for h in (C.cell_config_hash, C.legacy_config_hash):
-        assert h(exp, "paper", s39, q) == h(exp, "paper", s13, q) == h(exp, "paper", base, q)
+    h = C.cell_config_hash
+    assert h(exp, "paper", s39, q) == h(exp, "paper", s13, q) == h(exp, "paper", base, q)
     over = {"exact_mh_tg": {"scale": "paper", "settings": {"dense_runs": -1}}}
     with pytest.raises(ValueError, match="dense_runs .*non-negative integer, got -1"):
         C.experiment_settings(exp, "paper", over)

@@ -347,11 +347,6 @@ def test_grid_keys_raising_the_count_reruns_nothing(tmp_path, fake_registry, mon
     for c in ("c0", "c1", "c2", "c3", "c4"):
         assert cli_main(["cell", "-e", "fake_exp", "-c", c, "--config", cfg5, "--skip-finished"]) == 0
     assert CALLS == ["c0", "c1", "c2", "c3", "c4"]  # c0-c2 finished under n = 3: not rerun
-    rec = C.load_record("results/cells/fake_exp/c4.json")  # written before grid keys: also finished
-    rec["config_hash"] = C.legacy_config_hash(exp, "smoke", s5, rec["params"])
-    Path("results/cells/fake_exp/c4.json").write_text(json.dumps(rec, default=C._jsonable))
-    assert cli_main(["cell", "-e", "fake_exp", "-c", "c4", "--config", cfg5, "--skip-finished"]) == 0
-    assert len(CALLS) == 5
     assert len(C.collect_records(exp, s5, "smoke", "results/cells")) == 5
     cfg_a = _n_config(tmp_path / "a.yaml", 5, a=9)
     assert cli_main(["cell", "-e", "fake_exp", "-c", "c0", "--config", cfg_a, "--skip-finished"]) == 0
@@ -381,37 +376,6 @@ def test_grid_keys_are_hidden_from_cells_and_must_exist(tmp_path):
     assert C.cell_settings(exp, s) == {k: v for k, v in s.items() if k != "n"}
     with pytest.raises(ValueError, match="grid_keys"):
         _fake(grid_keys=("runs",))
-
-
-def test_migrate_cells_rehashes_only_provable_records(tmp_path, fake_registry, monkeypatch, capsys):
-    """Records written before grid keys (hash of all settings, n included) get the current hash
-    when their legacy hash proves the config; others are left alone and reported."""
-    exp = fake_registry["fake_exp"] = _fake(grid_keys=("n",))
-    monkeypatch.chdir(tmp_path)
-    s3, s5 = (C.experiment_settings(exp, "smoke", {"fake_exp": {"settings": {"n": n}}}) for n in (3, 5))
-    s_a = C.experiment_settings(exp, "smoke", {"fake_exp": {"settings": {"n": 3, "nested": {"a": 9}}}})
-    d = Path("results/cells/fake_exp")
-    for c, i, legacy in (("c0", 0, s3), ("c1", 1, s3), ("c2", 2, s_a)):  # c2: computed with a = 9
-        rec = C.run_one(
-            exp, {"cell": c, "i": i}, scale="smoke", settings=s3, root_seed=1, out=d / f"{c}.json"
-        )
-        rec["config_hash"] = C.legacy_config_hash(exp, "smoke", legacy, rec["params"])
-        (d / f"{c}.json").write_text(json.dumps(rec, default=C._jsonable))
-    (d / "c9.json").write_text((d / "c1.json").read_text().replace('"cell": "c1"', '"cell": "c9"'))
-    # with the very settings they were computed with, legacy records are current (c2 is not: a = 9)
-    with pytest.raises(ValueError, match=r"1 cell file\(s\) computed with another config.*c2\.json"):
-        C.collect_records(exp, s3, "smoke", "results/cells")
-    res = C.migrate_records(exp, "smoke", s3, s5, "results/cells")
-    assert res == {"migrated": ["c0", "c1"], "current": [], "unmatched": ["c2", "c9"]}
-    rec = C.load_record(d / "c0.json")
-    assert rec["config_hash"] == C.cell_config_hash(exp, "smoke", s5, rec["params"])
-    assert rec["rows"][0]["config_hash"] == rec["config_hash"] and rec["migrated_from_hash"]
-    assert C.migrate_records(exp, "smoke", s3, s5, "results/cells")["current"] == ["c0", "c1"]
-    with pytest.raises(ValueError, match="more than the grid keys"):
-        C.migrate_records(exp, "smoke", s_a, s5, "results/cells")
-    cfg3, cfg5 = _n_config(tmp_path / "n3.yaml", 3), _n_config(tmp_path / "n5.yaml", 5)
-    assert cli_main(["migrate-cells", "-e", "fake_exp", "--from-config", cfg3, "--config", cfg5]) == 0
-    assert "migrated 0, current 2, unmatched 2" in capsys.readouterr().err
 
 
 def test_cell_params_json_equals_lookup(tmp_path, fake_registry, monkeypatch, capsys):

@@ -714,6 +714,7 @@ RLR_SETTINGS = {
         "iters": {m: 800 for m in RLR_METHODS},
         "n_leapfrog_list": [5],
         "step_mode": "authors",
+        "energies": ["cached"],
         "target_override": {"N": 2_000, "beta": 5e-3},
     },
 }
@@ -1461,7 +1462,7 @@ EXPERIMENTS = [
         tg_summarize,
         notes="step_mode 'authors' = notes §6 step sizes (converted), 'tuned' = tune_step; "
         "paper runs 100 (authors), SGLD KS uses a 600k chain (burn-in 500k, notes §9.6).",
-        grid_keys=("runs", "dense_runs"),
+        grid_keys=("runs", "dense_runs", "methods", "rates", "energies"),
         optional_grid_keys=("dense_runs",),
     ),
     Experiment(
@@ -1476,7 +1477,9 @@ EXPERIMENTS = [
         notes="rlr_50d = the authors' code constants (R=30, beta=1e-3, lambda=1e-4 L^2); rlr_50d_paper = the "
         "paper's (App. G.3: as §5.2, d = 50), steps tuned to the rates; hmc10 of rlr_10d_n1e5 uses the "
         "authors' 2024 HMC-10 step sizes.",
-        grid_keys=("runs", "runs_50d", "dense_runs"),
+        grid_keys=(
+            "runs", "runs_50d", "dense_runs", "variants", "methods", "rates", "n_leapfrog_list", "energies"
+        ),
         optional_grid_keys=("dense_runs",),
     ),
     Experiment(
@@ -1489,6 +1492,7 @@ EXPERIMENTS = [
         mnist_run_cell,
         mnist_summarize,
         datasets=("mnist_3v5", "mnist_7v9"),
+        grid_keys=("datasets", "methods", "steps", "sgld_batches", "grads"),
         notes="Tuna-SGLD drift 'normalized' = authors' code (notes §9.1); smoke uses 2000 training points.",
     ),
     Experiment(
@@ -1500,6 +1504,6 @@ EXPERIMENTS = [
         ex_cells,
         ex_run_cell,
         ex_summarize,
-        grid_keys=("runs",),
+        grid_keys=("runs", "targets"),
     ),
 ]
