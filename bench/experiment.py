@@ -1,7 +1,7 @@
 """Experiment contract shared by the workflow, the CLI and every family.
 
-An experiment (one paper table/figure group) registers in ``bench/experiments/<family>.py`` as
-``EXPERIMENTS = [Experiment(...)]``. The workflow never needs editing to add one:
+An experiment (one paper table/figure group) registers in its family's module or package under
+``bench/experiments/`` as ``EXPERIMENTS = [Experiment(...)]``. The workflow never needs editing to add one:
 
 * ``settings[scale]`` (scale = "paper" | "smoke") holds the parameters; ``notes`` explains any
   reduction from the paper (e.g. fewer replicates) — the config files may override per experiment.

@@ -19,9 +19,11 @@ import yaml
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from bench import cells as C
-from bench.experiments import exact_mh as X
-from bench.experiments import exact_mh_report as R
 from bench.experiments import get_experiment
+from bench.experiments.exact_mh import common as EC
+from bench.experiments.exact_mh import paper_values as PV
+from bench.experiments.exact_mh import truncated_gaussian as TGE
+from bench.experiments.exact_mh import verdicts as V
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = C.RECORDS
@@ -41,7 +43,7 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     base = C.experiment_settings(exp, "paper")
     assert "dense_runs" not in base and "dense_runs" in exp.grid_keys
     dense = [p for p in C.enumerate_cells(exp, base) if "counts" in p]
-    assert len(dense) == 100 * 3 * 3 and {p["method"] for p in dense} == set(X.COUNTS_METHODS)
+    assert len(dense) == 100 * 3 * 3 and {p["method"] for p in dense} == set(EC.COUNTS_METHODS)
     s39 = _settings("exact_mh_tg", "paper_exact_mh_s39.yaml")
     s13 = _settings("exact_mh_tg", "paper_exact_mh_s13.yaml")
     d39 = [p for p in C.enumerate_cells(exp, s39) if "counts" in p]
@@ -110,17 +112,17 @@ def test_dense_cell_is_its_sparse_twin_timed_the_authors_way() -> None:
         p = {"cell": "x", "method": "poisson_mh", "rate": 0.4, "run": 0, "energy": "cached"}
         if counts == "dense":
             p["counts"] = "dense"
-        (rows[counts],) = X.tg_run_cell(p, seed, ctx)
+        (rows[counts],) = TGE.tg_run_cell(p, seed, ctx)
     a, b = rows["sparse"], rows["dense"]
-    assert (a["method"], b["method"]) == ("poisson_mh", "poisson_mh" + X.DENSE)
+    assert (a["method"], b["method"]) == ("poisson_mh", "poisson_mh" + EC.DENSE)
     assert (a["counts"], b["counts"]) == ("sparse", "dense")
     for k in ("accept", "mean_batch", "ks", "step", "n_draws"):
         assert a[k] == b[k], k
     ess = lambda r: np.asarray(r["ess_s"]) * r["seconds"]  # noqa: E731
     assert np.allclose(ess(a), ess(b), rtol=1e-12)
     assert (
-        X.label_of(b["method"]) == "PoissonMH (authors' counts)"
-        and X.base_method(b["method"]) == "poisson_mh"
+        EC.label_of(b["method"]) == "PoissonMH (authors' counts)"
+        and EC.base_method(b["method"]) == "poisson_mh"
     )
 
 
@@ -144,24 +146,24 @@ def test_both_sides_authors_claim_compares_dense_with_recompute_rows_only() -> N
     """authors_both: worst +dense row vs best +recompute row. A dense row below an authors' full batch
     (mutant) fails it and nothing else; a cached row below a cached full batch fails the cached claim
     and not this one; the top two ignore the authors'-timing rows."""
-    top, top_ok, txt, ok = R.top_two_and_beat(MEDS, "authors_both")
+    top, top_ok, txt, ok = V.top_two_and_beat(MEDS, "authors_both")
     assert top == ["poisson_mala", "poisson_barker"] and top_ok and ok
     assert (
         "PoissonMH (authors' counts) 3" in txt and "MALA (authors' recompute) 1" in txt and "(x3.00)" in txt
     )
-    assert R.sides(MEDS, "authors_both") == (
+    assert V.sides(MEDS, "authors_both") == (
         ["poisson_mh+dense", "poisson_mala+dense", "poisson_barker+dense"],
         ["rwm+recompute", "mala+recompute", "barker+recompute"],
     )
-    assert [R.top_two_and_beat(MEDS, t)[3] for t in R.TIMINGS] == [True, True, True]
+    assert [V.top_two_and_beat(MEDS, t)[3] for t in V.TIMINGS] == [True, True, True]
     mutant = {**MEDS, "poisson_mh+dense": 0.9}
-    assert [R.top_two_and_beat(mutant, t)[3] for t in R.TIMINGS] == [True, True, False]
+    assert [V.top_two_and_beat(mutant, t)[3] for t in V.TIMINGS] == [True, True, False]
     cached_low = {**MEDS, "poisson_mh": 1.9}
-    assert [R.top_two_and_beat(cached_low, t)[3] for t in R.TIMINGS] == [False, True, True]
-    no_dense = {m: v for m, v in MEDS.items() if not m.endswith(X.DENSE)}
-    assert R.top_two_and_beat(no_dense, "authors_both")[2:] == ("-", False)
+    assert [V.top_two_and_beat(cached_low, t)[3] for t in V.TIMINGS] == [False, True, True]
+    no_dense = {m: v for m, v in MEDS.items() if not m.endswith(EC.DENSE)}
+    assert V.top_two_and_beat(no_dense, "authors_both")[2:] == ("-", False)
     with pytest.raises(ValueError, match="timing must be one of"):
-        R.sides(MEDS, "dense")
+        V.sides(MEDS, "dense")
 
 
 def _cells(meds: dict[str, float], runs: int = 2) -> pd.DataFrame:
@@ -179,16 +181,16 @@ def test_report_has_the_both_sides_claim_per_run_and_flips_on_a_mutant() -> None
         df = pd.concat(
             [df, _cells({m: v for m, v in meds.items() if "+dense" not in m}, 3).query("run == 2")]
         )
-        cl = {c["claim"]: c for c in R.ess_claims(df, "ess_s", "authors", X.P_TG, "TG Table 4")}
-        c = cl[R.AUTHORS_CLAIM["authors_both"]]
+        cl = {c["claim"]: c for c in V.ess_claims(df, "ess_s", "authors", PV.P_TG, "TG Table 4")}
+        c = cl[V.AUTHORS_CLAIM["authors_both"]]
         assert c["held"] is held and c["runs_held"] == (f"{2 if held else 0}/2")
         assert "run2" not in c["per_run"]
-        assert cl[R.AUTHORS_CLAIM["authors"]]["held"] is True
-    cl = {c["claim"] for c in R.ess_claims(_cells(MEDS), "ess_s", "authors", X.P_TG, "TG Table 4")}
+        assert cl[V.AUTHORS_CLAIM["authors"]]["held"] is True
+    cl = {c["claim"] for c in V.ess_claims(_cells(MEDS), "ess_s", "authors", PV.P_TG, "TG Table 4")}
     no_dense = _cells({m: v for m, v in MEDS.items() if "+dense" not in m})
-    assert R.AUTHORS_CLAIM["authors_both"] in cl
-    assert R.AUTHORS_CLAIM["authors_both"] not in {
-        c["claim"] for c in R.ess_claims(no_dense, "ess_s", "authors", X.P_TG, "TG")
+    assert V.AUTHORS_CLAIM["authors_both"] in cl
+    assert V.AUTHORS_CLAIM["authors_both"] not in {
+        c["claim"] for c in V.ess_claims(no_dense, "ess_s", "authors", PV.P_TG, "TG")
     }
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
-from bench.experiments import exact_mh as X
+from bench.experiments.exact_mh import mnist as X
 
 S = dict(X.MNIST_SETTINGS["paper"])
 

@@ -1,4 +1,4 @@
-"""bench/experiments/exact_mh_report.py on synthetic cell records: mean / SE over runs, the paper column,
+"""bench/experiments/exact_mh/report.py on synthetic cell records: mean / SE over runs, the paper column,
 and claim verdicts that flip when the numbers are perturbed (the mutant). Deterministic (no sampling)."""
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from bench import metrics as MT
-from bench.experiments import exact_mh as X
-from bench.experiments import exact_mh_report as R
+from bench.experiments.exact_mh import common as EC
+from bench.experiments.exact_mh import paper_values as PV
+from bench.experiments.exact_mh import report as R
+from bench.experiments.exact_mh import verdicts as V
 
 # median ESS/s per (method) at every rate in run 0; run 1 = run 0 + 2 (so the SE of the median is 1)
 BASE = {
@@ -68,7 +70,7 @@ def _tg_records(root: Path, meds: dict[str, float], sgld_ks: float = 0.2, runs=(
     d.mkdir(parents=True)
     for run in runs:
         for m, med in meds.items():
-            for rate in X.RATES:
+            for rate in EC.RATES:
                 full = not m.startswith("poisson")
                 _write(
                     d,
@@ -113,18 +115,18 @@ def test_mean_se_and_paper_column(tmp_path: Path) -> None:
     root = _tg_records(tmp_path, BASE)
     df, bad = R.load_cells(root, "exact_mh_tg")
     assert bad == [] and len(df) == 2 * (6 * 3 + 1)
-    t = R.ess_summary(df[df["method"] != "sgld"], "ess_s", X.P_TG)
+    t = R.ess_summary(df[df["method"] != "sgld"], "ess_s", PV.P_TG)
     r = t[(t["method"] == "poisson_mala") & (t["target_rate"] == 0.4)].iloc[0]
     assert r["runs"] == 2
     assert r["med"] == pytest.approx((81.0, 1.0))  # medians 80 and 82: mean 81, SE sd/sqrt(2) = 1
     assert r["min"] == pytest.approx((80.0, 1.0))
     assert r["pc"] == pytest.approx((80.0, 81.0, 82.0))  # paper convention: mean vector, then min/med/max
-    assert r["paper_value"] == X.P_TG["poisson_mala"][1]
+    assert r["paper_value"] == PV.P_TG["poisson_mala"][1]
     assert r["ratio"] == pytest.approx(81.0 / 1.54)
-    assert R.mean_se([3.0])[0] == 3.0 and math.isnan(R.mean_se([3.0])[1])
-    assert R.mean_se([1.0, 2.0, 6.0]) == pytest.approx((3.0, np.std([1, 2, 6], ddof=1) / math.sqrt(3)))
+    assert V.mean_se([3.0])[0] == 3.0 and math.isnan(V.mean_se([3.0])[1])
+    assert V.mean_se([1.0, 2.0, 6.0]) == pytest.approx((3.0, np.std([1, 2, 6], ddof=1) / math.sqrt(3)))
     text, claims = R.build_report(root)
-    assert "81 ± 1" in text and X.P_TG["poisson_mala"][1] in text and X.P_KS["sgld"][0] in text
+    assert "81 ± 1" in text and PV.P_TG["poisson_mala"][1] in text and PV.P_KS["sgld"][0] in text
 
 
 def test_per_run_entries_are_labelled_by_run_id(tmp_path: Path) -> None:
@@ -171,7 +173,7 @@ def test_bad_input(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         R.build_report(tmp_path)
     with pytest.raises(ValueError):
-        R.parse_paper("(1,2)")
+        V.parse_paper("(1,2)")
 
 
 def test_authors_recompute_claim_separate_from_cached(tmp_path: Path) -> None:
@@ -185,8 +187,8 @@ def test_authors_recompute_claim_separate_from_cached(tmp_path: Path) -> None:
     assert all(c["runs_held"] == "2/2" for c in claims if "timed as the authors'" in c["claim"])
     _, claims = R.build_report(_tg_records(tmp_path / "b", {**meds, "mala+recompute": 45.0}))
     assert _held(claims, "timed as the authors'") == [False] * 3
-    assert R._label("hmc10+recompute") == "HMC-10 (authors' recompute)"
-    assert not R._is_full("hmc10+recompute") and R._is_full("hmc10")
+    assert V._label("hmc10+recompute") == "HMC-10 (authors' recompute)"
+    assert not V._is_full("hmc10+recompute") and V._is_full("hmc10")
 
 
 # RLR: median ESS/s per method (cached rows, hmc5 = the paper's HMC column of Tables 6 / 7, hmc10 none)
@@ -199,7 +201,7 @@ def _rlr_records(root: Path, meds: dict[str, float], variants=("rlr_10d_n2e5", "
     for v in variants:
         for run in (0, 1):
             for m, med in meds.items():
-                for rate in X.RATES:
+                for rate in EC.RATES:
                     full = not m.startswith("poisson")
                     row = _ess_row(
                         m, rate, run, med, 200_000.0 if full else 1_300.0, 5e-3 if full else 5e-4, 1.0
@@ -220,12 +222,12 @@ def test_rlr_tables_6_and_7(tmp_path: Path) -> None:
     text, claims = R.build_report(_rlr_records(tmp_path / "a", RLR_BASE))
     for v, tab in (("rlr_10d_n2e5", "Table 6"), ("rlr_50d", "Table 7")):
         assert (
-            f"## Robust regression {v} (seed 001 §5.2, {tab}): 60 cells ok" in text
+            f"## Robust regression {v} (Yuan & Wang 2024, §5.2, {tab}): 60 cells ok" in text
         )  # 10 rows x 3 rates x 2 runs
         sec = text.split(f"## Robust regression {v}")[1].split("\n## ")[0]
         hmc5 = next(ln for ln in sec.splitlines() if ln.startswith("| HMC-5 | 0.4 |"))
         hmc10 = next(ln for ln in sec.splitlines() if ln.startswith("| HMC-10 | 0.4 |"))
-        assert X.P_RLR[v]["hmc"][1] in hmc5 and X.P_RLR[v]["hmc"][1] not in hmc10
+        assert PV.P_RLR[v]["hmc"][1] in hmc5 and PV.P_RLR[v]["hmc"][1] not in hmc10
         mine = [c for c in claims if c["table"] == f"RLR {v} ({tab})" and c["metric"] == "authors"]
         assert [c["held"] for c in mine] == [True] * 9  # 3 claims x 3 rates
     assert "Table 2 counterpart" not in text
@@ -272,10 +274,10 @@ def test_paired_claims_compare_common_runs_only() -> None:
         df = _cells(
             {**common, "poisson_mh": pm, "hmc10": {0: 20.0, 1: 20.0}, "rwm+recompute": {0: 20.0, 1: 20.0}}
         )
-        top, txt, ok = R.paired_claims(df, "ess_s")
+        top, txt, ok = V.paired_claims(df, "ess_s")
         assert top is True and ok is held
         assert "on their common runs 0-1" in txt and "HMC-10" in txt
-        _, txt_a, ok_a = R.paired_claims(df, "ess_s", "authors")
+        _, txt_a, ok_a = V.paired_claims(df, "ess_s", "authors")
         assert ok_a is held and "recompute" in txt_a
     # top two is pairwise too: Poisson-MALA below HMC-10 on the runs they share flips it
     df = _cells(
@@ -286,7 +288,7 @@ def test_paired_claims_compare_common_runs_only() -> None:
             "hmc10": {0: 20.0, 1: 20.0},
         }
     )
-    assert R.paired_claims(df, "ess_s")[0] is False
+    assert V.paired_claims(df, "ess_s")[0] is False
 
 
 def test_missing_metric_leaves_cell_out_not_verdict_nan() -> None:
@@ -310,7 +312,7 @@ def test_missing_metric_leaves_cell_out_not_verdict_nan() -> None:
     t = R.ess_summary(ok, "ess_s", {})
     assert np.isfinite(t["pc"].map(lambda x: x[1])).all()
     assert t.set_index("method").loc["poisson_barker", "runs"] == 3
-    claims = R.ess_claims(ok, "ess_s", "authors", {}, "T")
+    claims = V.ess_claims(ok, "ess_s", "authors", {}, "T")
     top, beat = claims[0], claims[1]
     assert top["held"] and beat["held"]
     assert (
@@ -321,7 +323,7 @@ def test_missing_metric_leaves_cell_out_not_verdict_nan() -> None:
     df2.loc[(df2["method"] == "poisson_barker") & (df2["run"] == 1), "ess_s"] = pd.Series(
         [[1.0] * 3], index=df2.index[(df2["method"] == "poisson_barker") & (df2["run"] == 1)]
     )
-    claims = R.ess_claims(R.with_metric(df2, "ess_s")[0], "ess_s", "authors", {}, "T")
+    claims = V.ess_claims(R.with_metric(df2, "ess_s")[0], "ess_s", "authors", {}, "T")
     assert claims[0]["runs_held"] == "3/4" and claims[1]["runs_held"] == "3/4"
 
 
@@ -366,22 +368,22 @@ def test_ess_at_the_estimator_cap_is_marked(tmp_path: Path) -> None:
     root = _rlr_records(tmp_path / "a", RLR_BASE, ("rlr_50d",))
     _set_hmc10(root, cap)
     text, claims = R.build_report(root)
-    rows = [ln for ln in text.splitlines() if ln.startswith(f"| HMC-10 {R.CAP_MARK} |")]
+    rows = [ln for ln in text.splitlines() if ln.startswith(f"| HMC-10 {V.CAP_MARK} |")]
     assert len(rows) == 6  # 3 rates x the 2 ESS conventions' tables
     assert "HMC-10 at 0.4: 2 of 2 runs, up to 3 of 3 coordinates" in text
-    assert not any(ln.startswith(f"| HMC-5 {R.CAP_MARK}") for ln in text.splitlines())
+    assert not any(ln.startswith(f"| HMC-5 {V.CAP_MARK}") for ln in text.splitlines())
     beat = [c for c in claims if c["claim"].startswith("every exact minibatch") and c["metric"] == "authors"]
     assert all("ESS of HMC-10 at the estimator's cap" in c["measured"] for c in beat)  # the best full batch
     root = _rlr_records(tmp_path / "b", RLR_BASE, ("rlr_50d",))
     _set_hmc10(root, 0.99 * cap)
     text, claims = R.build_report(root)
-    assert R.CAP_MARK not in text and not any(R.CAP_MARK in c["measured"] for c in claims)
+    assert V.CAP_MARK not in text and not any(V.CAP_MARK in c["measured"] for c in claims)
     root = _rlr_records(tmp_path / "c", RLR_BASE, ("rlr_50d",))
     _set_hmc10(root, cap, {"n_draws": 4000})  # the recorded draw count wins: the cap of 4000 draws is higher
-    assert R.CAP_MARK not in R.build_report(root)[0]
+    assert V.CAP_MARK not in R.build_report(root)[0]
     root = _rlr_records(tmp_path / "d", RLR_BASE, ("rlr_50d",))
     _set_hmc10(root, cap, {"n_draws": 2000})
-    t = X._ess_table(R.load_cells(root, "exact_mh_rlr")[0], {})  # the workflow's table counts them too
+    t = EC._ess_table(R.load_cells(root, "exact_mh_rlr")[0], {})  # the workflow's table counts them too
     row = t[(t["method"] == "hmc10") & (t["target_rate"] == 0.4)]
     # rows without seconds are unknown (NaN), not "not capped"
     assert row["capped_runs"].tolist() == [2] and t.loc[t["method"] != "hmc10", "capped_runs"].isna().all()

@@ -10,7 +10,10 @@ import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from bench.cells import RECORDS
-from bench.experiments import exact_mh as X
+from bench.experiments.exact_mh import common as EC
+from bench.experiments.exact_mh import paper_values as PV
+from bench.experiments.exact_mh import robust_regression as RLRE
+from bench.experiments.exact_mh import truncated_gaussian as TGE
 
 
 def _row(method: str) -> dict:
@@ -46,34 +49,34 @@ class _Out:
 def test_paper_hmc_value_only_on_matching_leapfrog_row(variant: str, steps: int) -> None:
     rows = [{**_row(m), "variant": variant} for m in ("hmc2", "hmc5", "hmc10", "mala")]
     out = _Out()
-    X.rlr_summarize(pd.DataFrame(rows), {"variants": [variant]}, out)
+    RLRE.rlr_summarize(pd.DataFrame(rows), {"variants": [variant]}, out)
     t = out.tables[f"exact_mh_{variant}_ess"].set_index("method")["paper_value"]
-    assert t[f"hmc{steps}"] == X.P_RLR[variant]["hmc"][1]
+    assert t[f"hmc{steps}"] == PV.P_RLR[variant]["hmc"][1]
     assert all(t[f"hmc{k}"] == "-" for k in (2, 5, 10) if k != steps)
-    assert t["mala"] == X.P_RLR[variant]["mala"][1]
+    assert t["mala"] == PV.P_RLR[variant]["mala"][1]
 
 
 def test_recompute_cells_only_for_full_batch_and_default_names_unchanged() -> None:
     """energies [cached, recompute] adds the authors' timing of each method: energy=recompute cells of the
     full-batch methods, counts=dense cells of the three Poisson minibatch ones (SGLD has none); the cells
     as published keep their ids and params (so their config hashes)."""
-    base = {"runs": 1, "methods": X.TG_METHODS, "rates": [0.4]}
-    plain = X.tg_cells(base)
-    both = X.tg_cells({**base, "energies": ["cached", "recompute"]})
+    base = {"runs": 1, "methods": TGE.TG_METHODS, "rates": [0.4]}
+    plain = TGE.tg_cells(base)
+    both = TGE.tg_cells({**base, "energies": ["cached", "recompute"]})
     assert plain == [c for c in both if c["energy"] == "cached" and "counts" not in c]
     rec = [c for c in both if c["energy"] == "recompute"]
     assert sorted(c["method"] for c in rec) == ["barker", "mala", "rwm"]
     assert all(c["cell"].startswith(c["method"] + "_recompute_") for c in rec)
     dense = [c for c in both if "counts" in c]
-    assert sorted(c["method"] for c in dense) == sorted(X.COUNTS_METHODS)
+    assert sorted(c["method"] for c in dense) == sorted(EC.COUNTS_METHODS)
     assert all(c["counts"] == "dense" and c["cell"].startswith(c["method"] + "_dense_") for c in dense)
-    assert [X.row_label(c["method"], c) for c in dense] == [c["method"] + X.DENSE for c in dense]
-    rl = X.rlr_cells(
+    assert [EC.row_label(c["method"], c) for c in dense] == [c["method"] + EC.DENSE for c in dense]
+    rl = RLRE.rlr_cells(
         {
             "variants": ["rlr_10d_n1e5"],
             "runs": 1,
             "runs_50d": 1,
-            "methods": X.RLR_METHODS,
+            "methods": RLRE.RLR_METHODS,
             "rates": [0.4],
             "n_leapfrog_list": [5],
             "energies": ["cached", "recompute"],
@@ -83,16 +86,16 @@ def test_recompute_cells_only_for_full_batch_and_default_names_unchanged() -> No
         f"rlr_10d_n1e5_{m}_recompute_r0.4_run0" for m in ("rwm", "mala", "barker", "hmc5")
     }
     assert {c["cell"] for c in rl if "counts" in c} == {
-        f"rlr_10d_n1e5_{m}_dense_r0.4_run0" for m in X.COUNTS_METHODS
+        f"rlr_10d_n1e5_{m}_dense_r0.4_run0" for m in EC.COUNTS_METHODS
     }
 
 
 def test_recompute_rows_get_the_papers_value_and_a_distinct_label() -> None:
     rows = [_row(m) for m in ("mala", "mala+recompute")]
-    t = X._ess_table(pd.DataFrame(rows), X.P_TG).set_index("method")
+    t = EC._ess_table(pd.DataFrame(rows), PV.P_TG).set_index("method")
     assert t.loc["mala+recompute", "paper_value"] == t.loc["mala", "paper_value"] != "-"
     assert t.loc["mala+recompute", "label"] == "MALA (authors' recompute)"
-    assert X.base_method("hmc10+recompute") == "hmc10" and X.base_method("mala") == "mala"
+    assert EC.base_method("hmc10+recompute") == "hmc10" and EC.base_method("mala") == "mala"
 
 
 def test_verify_claim_against_the_authors_full_batch_timing(tmp_path, monkeypatch) -> None:
@@ -152,17 +155,17 @@ def test_rlr_mse_figures_average_runs_and_compare_leapfrog_counts() -> None:
                 }
             )
     df = pd.DataFrame(rows)
-    t, it, mse = X.mean_mse_curves(df[df["method"] == "mala"])
+    t, it, mse = EC.mean_mse_curves(df[df["method"] == "mala"])
     np.testing.assert_allclose(mse, [1.5, 0.6])
     np.testing.assert_allclose(t, [0.015, 0.15])
     np.testing.assert_allclose(it, [15.0, 150.0])
     out = _Out()
-    X.rlr_summarize(df, {"variants": ["rlr_10d_n1e5"]}, out)
+    RLRE.rlr_summarize(df, {"variants": ["rlr_10d_n1e5"]}, out)
     clock, iters = out.figures["exact_mh_rlr_10d_n1e5_mse"]
     assert "MALA (authors' recompute)" in clock and "MALA (authors' recompute)" not in iters
     assert {"hmc2", "hmc5", "hmc10"} == set(out.figures["exact_mh_rlr_10d_n1e5_hmc_leapfrog"][0])
     out2 = _Out()  # N = 2e5 (Fig. 6): no leapfrog figure in the paper
-    X.rlr_summarize(df.assign(variant="rlr_10d_n2e5"), {"variants": ["rlr_10d_n2e5"]}, out2)
+    RLRE.rlr_summarize(df.assign(variant="rlr_10d_n2e5"), {"variants": ["rlr_10d_n2e5"]}, out2)
     assert set(out2.figures) == {"exact_mh_rlr_10d_n2e5_mse", "exact_mh_rlr_10d_n2e5_ess"}
 
 
@@ -194,7 +197,7 @@ def test_tg_summarize_tables_and_figures() -> None:
                     }
                 )
     out = _Out()
-    X.tg_summarize(pd.DataFrame(rows), {}, out)
+    TGE.tg_summarize(pd.DataFrame(rows), {}, out)
     assert {"exact_mh_tg_ess", "exact_mh_tg_ess_best", "exact_mh_tg_ks"} <= set(out.tables)
     assert {"exact_mh_tg_fig3_mse", "exact_mh_tg_ess", "exact_mh_tg_ks"} <= set(out.figures)
     t = out.tables["exact_mh_tg_ess"].set_index(["method", "target_rate"])
@@ -205,7 +208,8 @@ def test_tg_summarize_tables_and_figures() -> None:
 def test_rlr_colors_pair_cached_and_recompute_rows():
     """Fig. 1/4/8 panels: a `+recompute` row gets its cached row's colour, distinct methods distinct
     colours (the time row used to draw recompute rows with the next colour of the cycle)."""
-    from bench.experiments.exact_mh import RECOMPUTE, rlr_colors
+    from bench.experiments.exact_mh.common import RECOMPUTE
+    from bench.experiments.exact_mh.robust_regression import rlr_colors
 
     ms = ["mala", "mala" + RECOMPUTE, "hmc5", "hmc5" + RECOMPUTE, "poisson_mala"]
     c = rlr_colors(ms)
@@ -248,14 +252,14 @@ def test_paper_best_is_the_per_column_max_the_paper_prints() -> None:
     """The paper column of Tables 1 / 2 is what the paper prints: the per-column max of (min, med, max)
     over its three rates (TG MALA, Barker and Poisson-Barker take their max from another rate than their
     median: one rate's triple would print (.10,.19,1.85), (.12,.22,1.24), (.91,1.65,9.75))."""
-    for paper, printed in ((X.P_TG, PAPER_TABLE_1), (X.rlr_paper("rlr_10d_n1e5"), PAPER_TABLE_2)):
+    for paper, printed in ((PV.P_TG, PAPER_TABLE_1), (RLRE.rlr_paper("rlr_10d_n1e5"), PAPER_TABLE_2)):
         for m, want in printed.items():
-            rate, val = X.paper_best(paper, m)
+            rate, val = EC.paper_best(paper, m)
             assert tuple(float(x) for x in val.strip("()").split(",")) == want, m
-    assert X.paper_best(X.P_TG, "mala") == (0.4, "(.10,.19,2.77)")  # tie of medians: the lower rate
-    assert X.paper_best(X.P_TG, "poisson_barker") == (0.4, "(.91,1.65,12.16)")
-    assert X.paper_best(X.P_TG, "mala+recompute") == X.paper_best(X.P_TG, "mala")
-    assert X.paper_best(X.rlr_paper("rlr_10d_n1e5"), "hmc2") is None
+    assert EC.paper_best(PV.P_TG, "mala") == (0.4, "(.10,.19,2.77)")  # tie of medians: the lower rate
+    assert EC.paper_best(PV.P_TG, "poisson_barker") == (0.4, "(.91,1.65,12.16)")
+    assert EC.paper_best(PV.P_TG, "mala+recompute") == EC.paper_best(PV.P_TG, "mala")
+    assert EC.paper_best(RLRE.rlr_paper("rlr_10d_n1e5"), "hmc2") is None
 
 
 def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
@@ -263,7 +267,7 @@ def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
     (min, med, max) over its rates) with the rate of its largest median (ties: the lowest), beside the
     paper's Best by the same rule (HMC only on the paper's leapfrog row; the recompute row gets its cached
     row's); tg_summarize and the markdown report use the same function."""
-    from bench.experiments import exact_mh_report as R
+    from bench.experiments.exact_mh import report as R
 
     v = "rlr_10d_n1e5"
     trips = {
@@ -278,10 +282,10 @@ def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
     ours["poisson_mala"] = 0.55
     colmax = {m: tuple(max(t[k] for t in by.values()) for k in range(3)) for m, by in trips.items()}
     out = _Out()
-    X.rlr_summarize(_rlr_cells(v, trips), {"variants": [v]}, out)
+    RLRE.rlr_summarize(_rlr_cells(v, trips), {"variants": [v]}, out)
     best = out.tables[f"exact_mh_{v}_ess_best"].set_index("method")
     assert best["best_rate"].to_dict() == ours
-    got = {m: tuple(best.loc[m, c] for c in X.BEST_COLS) for m in best.index}
+    got = {m: tuple(best.loc[m, c] for c in EC.BEST_COLS) for m in best.index}
     assert got == colmax  # e.g. MH (1.8, 3.0, 6.0): no single rate has it
     assert got["rwm"] == (1.8, 3.0, 6.0) and got["poisson_mala"] == (200.0, 400.0, 900.0)
     paper = {"rwm": 0.25, "mala": 0.55, "mala+recompute": 0.55, "hmc10": 0.4, "poisson_mala": 0.55}
@@ -294,12 +298,12 @@ def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
     # the truncated Gaussian's Table 1 and the markdown report: the same rule
     df = _rlr_cells(v, trips).assign(mse_t=[[0.1]] * 18, mse_mean=[[1.0]] * 18, mse_var=[[1.0]] * 18)
     tg = _Out()
-    X.tg_summarize(df.assign(ks_min=0.0, ks_med=0.0, ks_max=0.0), {}, tg)
+    TGE.tg_summarize(df.assign(ks_min=0.0, ks_med=0.0, ks_max=0.0), {}, tg)
     tg_best = tg.tables["exact_mh_tg_ess_best"].set_index("method")
     assert tg_best["best_rate"].to_dict() == ours
-    assert {m: tuple(tg_best.loc[m, c] for c in X.BEST_COLS) for m in tg_best.index} == colmax
+    assert {m: tuple(tg_best.loc[m, c] for c in EC.BEST_COLS) for m in tg_best.index} == colmax
     md = R.best_rate_markdown(
-        R.ess_summary(df.assign(wall_cpu=float("nan")), "ess_s", X.rlr_paper(v)), X.rlr_paper(v)
+        R.ess_summary(df.assign(wall_cpu=float("nan")), "ess_s", RLRE.rlr_paper(v)), RLRE.rlr_paper(v)
     )
     assert "| Poisson-MALA | 0.55 | (200.0, 400.0, 900.0) | 0.55 | (489.3,491.8,496.5) |" in md
     assert "| MALA | 0.4 | (3, 6, 12) | 0.55 | (5.0,5.1,5.2) |" in md
@@ -335,9 +339,9 @@ def test_hmc10_cells_use_the_authors_hmc10_steps_and_only_their_hash_changed(tmp
     for nl, want in ((10, (0.074, 0.064, 0.052)), (5, (0.11, 0.088, 0.07)), (2, (0.11, 0.088, 0.07))):
         p = cells[f"rlr_10d_n1e5_hmc{nl}_r0.25_run0"]
         ss = {**s, **({"h_row": p["h_row"]} if "h_row" in p else {})}
-        assert tuple(X._step("hmc", ss, "rlr_10d_n1e5", r, None, None) for r in X.RATES) == want
+        assert tuple(EC._step("hmc", ss, "rlr_10d_n1e5", r, None, None) for r in EC.RATES) == want
     for v in ("rlr_10d_n2e5", "rlr_50d"):  # no authors' HMC-10 steps: the HMC row's, no param
-        c = X.rlr_cells({**s, "variants": [v], "runs": 1, "runs_50d": 1})
+        c = RLRE.rlr_cells({**s, "variants": [v], "runs": 1, "runs_50d": 1})
         assert not any("h_row" in p for p in c)
     with tarfile.open(RECORDS / "exact_mh_rlr_s36.tar.xz") as tf:
         tf.extractall(tmp_path, filter="data")
@@ -355,16 +359,16 @@ def test_rlr_50d_paper_variant_registered_at_the_papers_constants() -> None:
     (no authors' h at these constants), in the default (paper) settings; rlr_50d (the authors' code
     constants) stays a named variant."""
     v = "rlr_50d_paper"
-    assert X.RLR_VARIANTS[v] == {**X.RLR_VARIANTS["rlr_10d_n1e5"], "d": 50}
-    assert X.RLR_VARIANTS["rlr_50d"] == {"N": 100_000, "d": 50, "beta": 1e-3, "R": 30.0, "lam_mult": 1e-4}
-    assert {"rlr_50d", v} <= set(X.RLR_SETTINGS["paper"]["variants"])
-    assert X.rlr_paper(v) == X.rlr_paper("rlr_50d") and "hmc5" in X.rlr_paper(v)
-    assert X.RLR_TABLES[v] == "Table 7" and v in X.RLR_BEST and v in X.RLR_FIGS and v in X.RLR_TUNED
-    s = {**X.RLR_SETTINGS["paper"], "variants": [v], "runs": 100, "runs_50d": 10}
-    c = X.rlr_cells(s)
+    assert RLRE.RLR_VARIANTS[v] == {**RLRE.RLR_VARIANTS["rlr_10d_n1e5"], "d": 50}
+    assert RLRE.RLR_VARIANTS["rlr_50d"] == {"N": 100_000, "d": 50, "beta": 1e-3, "R": 30.0, "lam_mult": 1e-4}
+    assert {"rlr_50d", v} <= set(RLRE.RLR_SETTINGS["paper"]["variants"])
+    assert RLRE.rlr_paper(v) == RLRE.rlr_paper("rlr_50d") and "hmc5" in RLRE.rlr_paper(v)
+    assert RLRE.RLR_TABLES[v] == "Table 7" and v in RLRE.RLR_BEST and v in RLRE.RLR_FIGS and v in EC.RLR_TUNED
+    s = {**RLRE.RLR_SETTINGS["paper"], "variants": [v], "runs": 100, "runs_50d": 10}
+    c = RLRE.rlr_cells(s)
     assert {p["run"] for p in c} == set(range(10)) and len(c) == 10 * 18 * 3  # 15 rows + 3 dense
     rows = [{**_row(m), "variant": v} for m in ("hmc5", "hmc10", "mala")]
     out = _Out()
-    X.rlr_summarize(pd.DataFrame(rows), {"variants": [v]}, out)
+    RLRE.rlr_summarize(pd.DataFrame(rows), {"variants": [v]}, out)
     t = out.tables[f"exact_mh_{v}_ess"].set_index("method")["paper_value"]
-    assert t["hmc5"] == X.P_RLR["rlr_50d"]["hmc"][1] and t["hmc10"] == "-"
+    assert t["hmc5"] == PV.P_RLR["rlr_50d"]["hmc"][1] and t["hmc10"] == "-"

@@ -78,7 +78,7 @@ RLR_MEDS = {  # median ESS/s per method at one rate where every RLR claim holds
 def _rlr_claim_rows(tmp_path, monkeypatch, variant: str, by_rate: dict[float, dict[str, float]]) -> dict:
     """The exact_mh.claims rows after rlr_summarize wrote the ESS table of ``variant`` from one run per
     (method, rate) with the given medians (the table verify reads in the workflow)."""
-    from bench.experiments import exact_mh as X
+    from bench.experiments.exact_mh import robust_regression as RLRE
 
     class Out:
         def table(self, name, t, caption=""):
@@ -106,7 +106,7 @@ def _rlr_claim_rows(tmp_path, monkeypatch, variant: str, by_rate: dict[float, di
         for m, v in meds.items()
     ]
     monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
-    X.rlr_summarize(pd.DataFrame(cells), {"variants": [variant]}, Out())
+    RLRE.rlr_summarize(pd.DataFrame(cells), {"variants": [variant]}, Out())
     return {r["claim_id"]: r for r in F._claims(quick=True)}
 
 

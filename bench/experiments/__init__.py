@@ -1,7 +1,11 @@
-"""Experiment registry: every family lists ``EXPERIMENTS = [Experiment(...)]`` in its own module.
+"""Experiment registry: every family lists ``EXPERIMENTS = [Experiment(...)]`` in its own module or package.
 
+A family package (``bench/experiments/<family>/``) holds one module per paper experiment (its settings,
+cells, run_cell, summarize and ``EXPERIMENTS`` entry), one module of each paper's transcribed values and
+the helpers its experiments share; its ``__init__`` collects the modules' ``EXPERIMENTS`` in order.
 The workflow, the CLI and the tests read :func:`all_experiments` / :func:`get_experiment`; adding an
-experiment is one entry in ``bench/experiments/<family>.py`` and never an edit of the Snakefile.
+experiment is a module of its family package (listed in the package's ``EXPERIMENTS``) and never an edit
+of the Snakefile.
 A module that fails to import, a non-:class:`~bench.experiment.Experiment` entry, a file-name unsafe
 id or an id registered twice is an error (never a silently missing experiment).
 """

@@ -13,7 +13,7 @@ Exact rows (kind "exact"):
 * KS invariance from exact draws (verify/continuous.py) for all five tall-data kernels.
 Theory rows (kind "theory"): Lemma 1 (Peskun), Prop. 4 / Zhang-De Sa Thm 2, Prop. 5 / Zhang et al. Thm 2,
 Prop. 3 (exchange) against exact spectral gaps over sweeps of lambda, chi and m.
-Claim rows (kind "claim"): read results/ written by bench/experiments/exact_mh.py ("not run" if absent).
+Claim rows (kind "claim"): read results/ written by bench/experiments/exact_mh/ ("not run" if absent).
 """
 
 from __future__ import annotations
@@ -716,15 +716,16 @@ RLR_CLAIMS = {
 def _rlr_claims() -> list[dict]:
     """Per robust-regression variant (seed 001 Tables 2/5, 6, 7) and acceptance rate of its ESS table
     (results/exact_mh_<variant>_ess.csv): the RLR_CLAIMS, decided on the table's median ESS/s by
-    ``exact_mh_report.top_two_and_beat`` (the report's per-run verdict), with the threshold and the
+    ``exact_mh.verdicts.top_two_and_beat`` (the report's per-run verdict), with the threshold and the
     paper's counterpart at that rate (``paper_value``: its top two, its worst minibatch / best full batch
     ratio). "not run" for a variant without a table, and at a rate whose table lacks a compared method
     (a verdict without it would be a verdict on another claim)."""
-    from bench.experiments import exact_mh as X
-    from bench.experiments import exact_mh_report as R
+    from bench.experiments.exact_mh import common as X
+    from bench.experiments.exact_mh import robust_regression as RLRE
+    from bench.experiments.exact_mh import verdicts as R
 
     rows = []
-    for v in X.RLR_VARIANTS:
+    for v in RLRE.RLR_VARIANTS:
         ev = f"results/exact_mh_{v}_ess.csv"
         t = _read(f"exact_mh_{v}_ess")
         if t is None:
@@ -739,7 +740,7 @@ def _rlr_claims() -> list[dict]:
             _, top_ok, beat_txt, beat_ok = R.top_two_and_beat(meds)
             _, _, a_txt, a_ok = R.top_two_and_beat(meds, "authors")
             _, _, b_txt, b_ok = R.top_two_and_beat(meds, "authors_both")
-            ptop, pbeat = R.paper_texts(R.paper_meds(X.rlr_paper(v), rate))
+            ptop, pbeat = R.paper_texts(R.paper_meds(RLRE.rlr_paper(v), rate))
             lack_top = [X.label_of(m) for m in sorted(R.TOP_TWO - cached)]
             verdicts = {
                 "top_two": (
@@ -771,7 +772,7 @@ def _rlr_claims() -> list[dict]:
                 st, thr = RLR_CLAIMS[k]
                 row = {
                     "claim_id": f"exact_mh.{v}.{k}.r{rate:g}",
-                    "paper": f"{S001} {X.RLR_TABLES[v]}",
+                    "paper": f"{S001} {RLRE.RLR_TABLES[v]}",
                     "statement": f"{v} at acceptance {rate:g}: {st}",
                     "evidence": ev,
                     "measured": measured,
@@ -806,9 +807,9 @@ MNIST_CLAIMS = {
 
 def _mnist_claims() -> list[dict]:
     """seed 001 §5.3 / App. G.5 claims, one row each, from the experiment's per-(data set, step) verdicts
-    (``results/exact_mh_mnist_claims.csv``, :func:`bench.experiments.exact_mh.mnist_claims_table`: the one
-    implementation): held iff held at every (data set, step) setting run, as the paper states them ("for
-    all step sizes"); "not run" without that table or without any row of the claim."""
+    (``results/exact_mh_mnist_claims.csv``, :func:`bench.experiments.exact_mh.mnist.mnist_claims_table`:
+    the one implementation): held iff held at every (data set, step) setting run, as the paper states them
+    ("for all step sizes"); "not run" without that table or without any row of the claim."""
     ev = "results/exact_mh_mnist_claims.csv"
     t = _read("exact_mh_mnist_claims")
     rows = []
@@ -837,7 +838,7 @@ def _mnist_claims() -> list[dict]:
 
 
 def _claims(quick: bool) -> list[dict]:
-    from bench.experiments import exact_mh_report as R
+    from bench.experiments.exact_mh import verdicts as R
 
     rows = []
     ess = _read("exact_mh_tg_ess")
@@ -854,7 +855,7 @@ def _claims(quick: bool) -> list[dict]:
         ]
     else:
         top, beat, beat_a, beat_b = [], [], [], []
-        for _rate, g in ess.groupby("target_rate"):  # the verdicts of exact_mh_report, one implementation
+        for _rate, g in ess.groupby("target_rate"):  # the verdicts of exact_mh.verdicts, one implementation
             meds = dict(zip(g["method"], g["ess_s_med"].astype(float), strict=True))
             _, top_ok, _, beat_ok = R.top_two_and_beat(meds)
             top.append(top_ok)
@@ -908,7 +909,7 @@ def _claims(quick: bool) -> list[dict]:
         rows.append(_not_run("exact_mh.sgld_ks", st3, "results/exact_mh_tg_ks.csv"))
     else:
         sg = ks[ks["method"] == "sgld"]["ks_max"].mean()
-        # the Poisson rows as published, as exact_mh_report.ks_claim (not their +dense timing rows)
+        # the Poisson rows as published, as exact_mh.verdicts.ks_claim (not their +dense timing rows)
         po = ks[ks["method"].isin(R.MINI)]["ks_max"].max()
         rows.append(
             {
