@@ -143,7 +143,7 @@ def test_l1_metrics_detect_wrong_distribution():
     """TV / KS of exact reference draws are small; draws from a shifted posterior are flagged.
     With n = 20000 exact draws, P(KS > 0.02) <= 2 exp(-2 n 0.02^2) = 2 e^-16 < 1e-4 (DKW) and, over
     k = 32 bins, P(TV >= 0.03) <= 2^k exp(-2 n 0.03^2) ~ 1e-6 (Bretagnolle-Huber-Carol)."""
-    from bench.experiments import approx as E
+    from bench.experiments.approx import sgld_l1 as E
 
     pr = MA.build_linreg_l1(3, N=2000, slope=0.5, lam=3.0, lam0=990.0, n_grid=4001)
     rng = np.random.default_rng(5)

@@ -1,5 +1,5 @@
 """Claim rows of the approx family (results/claims.csv): read experiment tables when they exist
-(results/approx_*.csv written by bench/experiments/approx.py), else run a reduced version."""
+(results/approx_*.csv written by bench/experiments/approx/), else run a reduced version."""
 
 from __future__ import annotations
 

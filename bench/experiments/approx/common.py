@@ -1,0 +1,51 @@
+"""What the approximate-test experiments share: the methods compared by Seita et al. 2017 (MHminibatch,
+AustereMH(nc) / AustereMH(c) of Korattikara et al. 2014, MHSubLhd of Bardenet et al. 2014), their labels,
+and the per-run minibatch statistics (data used by the test per iteration, kept apart from the full-data
+passes of trace 0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+APPROX_METHODS = ("mh_minibatch", "austere_mh_nc", "austere_mh_c", "mh_sublhd")
+LABEL = {
+    "mh_minibatch": "MHminibatch",
+    "austere_mh_nc": "AustereMH(nc)",
+    "austere_mh_c": "AustereMH(c)",
+    "mh_sublhd": "MHSubLhd",
+    "rwm": "exact RWM",
+    "gibbs": "exact Gibbs",
+    "austere_gibbs": "austere Gibbs",
+}
+
+
+def _child(seed, *k):
+    from bench.cells import child_seed
+
+    return child_seed(seed, *k)
+
+
+def _log_hist(n_evals: np.ndarray, N: int, nb: int = 40) -> tuple[list, list]:
+    edges = np.unique(np.round(np.logspace(0, math.log10(max(N, 2)) + 1e-9, nb)).astype(int))
+    c, _ = np.histogram(np.clip(n_evals, 1, N), bins=np.append(edges, N + 1))
+    return edges.tolist(), c.tolist()
+
+
+def _run_rows(res, method: str, N: int) -> dict[str, Any]:
+    ne = res.n_evals
+    edges, counts = _log_hist(ne[ne > 0], N) if np.any(ne > 0) else ([], [])
+    return {
+        "method": method,
+        "mean_batch": float(ne.mean()),
+        "std_batch": float(ne.std()),
+        "median_batch": float(np.median(ne)),
+        "full_pass_per_iter": float(np.mean(res.extra.get("trace_0", np.zeros(1)))),
+        "accept_rate": res.accept_rate,
+        "sample_seconds": res.sample_seconds,
+        "hist_edges": edges,
+        "hist_counts": counts,
+    }
