@@ -1,4 +1,4 @@
-"""Experiment-side code of the poisson_gibbs family (bench/experiments/poisson_gibbs.py, seed 000 §4).
+"""Experiment-side code of the poisson_gibbs family (bench/experiments/poisson_gibbs/, seed 000 §4).
 
 Running counts kept in Numba equal naive counts; the MIN-Gibbs Potts cell (added for Fig. 1a) runs
 the real kernel with its documented cost; the TGM log-posterior grid cache round-trips.
@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import samplers  # noqa: F401  (Numba cache dir before numba)
-from bench.experiments import poisson_gibbs as X
+from bench.experiments.poisson_gibbs import common as PGC
+from bench.experiments.poisson_gibbs import potts as X
+from bench.experiments.poisson_gibbs import truncated_gaussian_mixture as TGM
 
 
 def test_running_counts_equal_naive_counts():
@@ -28,11 +30,11 @@ def test_running_counts_equal_naive_counts():
     for t in range(1, T + 1):
         j = int(rng.integers(0, n))
         new = int(rng.integers(0, D)) if rng.random() < 0.5 else int(x[j])
-        X._move(counts, last, j, int(x[j]), new, t)
+        PGC._move(counts, last, j, int(x[j]), new, t)
         x[j] = new
         naive[np.arange(n), x] += 1
         if t % 37 == 0 or t == T:
-            X.flush_counts(counts, last, x, t, out)
+            PGC.flush_counts(counts, last, x, t, out)
             np.testing.assert_array_equal(out, naive)
     assert out.sum() == n * T
 
@@ -79,11 +81,11 @@ def test_pg_cell_factors_near_statement1():
 
 
 def test_tgm_grid_cache_roundtrip(tmp_path):
-    a = X.tgm_log_post_grid(300, 50.0, 6.0, 8, 11, tmp_path)
+    a = TGM.tgm_log_post_grid(300, 50.0, 6.0, 8, 11, tmp_path)
     files = list(tmp_path.glob("_tgm_logpost_*.npy"))
     assert len(files) == 1
-    X._LP_CACHE.clear()
-    b = X.tgm_log_post_grid(300, 50.0, 6.0, 8, 11, tmp_path)
+    TGM._LP_CACHE.clear()
+    b = TGM.tgm_log_post_grid(300, 50.0, 6.0, 8, 11, tmp_path)
     np.testing.assert_array_equal(a, b)
-    p = X.tgm_true_density(300, 50.0, 6.0, 8, 11, tmp_path)
+    p = TGM.tgm_true_density(300, 50.0, 6.0, 8, 11, tmp_path)
     assert p.shape == (8, 8) and p.sum() == pytest.approx(1.0)
