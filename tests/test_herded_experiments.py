@@ -1,4 +1,4 @@
-"""Herded experiments (bench/experiments/herded.py): cells, run_cell and summarize on tiny settings
+"""Herded experiments (bench/experiments/herded/): cells, run_cell and summarize on tiny settings
 (synthetic image and a synthetic tagged corpus, so no dataset is needed)."""
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ import pytest
 
 from bench.cells import enumerate_cells
 from bench.experiments import herded as E
+from bench.experiments.herded import complete_graph as HCG
+from bench.experiments.herded import crf as HCRF
+from bench.experiments.herded import denoise as HDN
+from bench.experiments.herded import incomplete_graph as HIG
 from bench.outputs import Outputs
 
 matplotlib.use("Agg")
@@ -51,10 +55,10 @@ def test_settings_and_cells_paper_scale():
         for scale in ("paper", "smoke"):
             cells = enumerate_cells(exp, exp.settings[scale])
             assert cells and len({c["cell"] for c in cells}) == len(cells)
-    cg = enumerate_cells(_exp("hg_complete_graph"), E.SETTINGS_CG["paper"])
-    assert len(cg) == 4 * (1 + 2 * 4) and E.SETTINGS_CG["paper"]["n_sweeps"] == 2**18
-    assert len(enumerate_cells(_exp("hg_denoise"), E.SETTINGS_DN["paper"])) == 40
-    assert len(enumerate_cells(_exp("hg_crf"), E.SETTINGS_CRF["paper"])) == 1 + 3 * 6
+    cg = enumerate_cells(_exp("hg_complete_graph"), HCG.SETTINGS_CG["paper"])
+    assert len(cg) == 4 * (1 + 2 * 4) and HCG.SETTINGS_CG["paper"]["n_sweeps"] == 2**18
+    assert len(enumerate_cells(_exp("hg_denoise"), HDN.SETTINGS_DN["paper"])) == 40
+    assert len(enumerate_cells(_exp("hg_crf"), HCRF.SETTINGS_CRF["paper"])) == 1 + 3 * 6
 
 
 def test_complete_graph_cells(tmp_path):
@@ -68,15 +72,15 @@ def test_complete_graph_cells(tmp_path):
 
 def test_complete_graph_seed_reproducible():
     Ts = np.array([100, 1000])
-    a = E.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(3), Ts)
-    b = E.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(3), Ts)
-    c = E.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(4), Ts)
+    a = HCG.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(3), Ts)
+    b = HCG.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(3), Ts)
+    c = HCG.complete_graph_run("gibbs", 0.01, 1000, np.random.SeedSequence(4), Ts)
     assert np.array_equal(a[0], b[0]) and not np.array_equal(a[0], c[0])
 
 
 def test_incomplete_graph_streaming_matches_direct(tmp_path):
-    Ts, e = E.incomplete_graph_run(1, "neighbours", 5000, chunk=700)
-    Ts2, e2 = E.incomplete_graph_run(1, "neighbours", 5000, chunk=5000)
+    Ts, e = HIG.incomplete_graph_run(1, "neighbours", 5000, chunk=700)
+    Ts2, e2 = HIG.incomplete_graph_run(1, "neighbours", 5000, chunk=5000)
     assert np.array_equal(Ts, Ts2) and np.allclose(e, e2, rtol=0, atol=1e-15)
     _run_all("hg_incomplete_graph", {"draws": [1], "n_sweeps": [3000]}, tmp_path)
     assert (tmp_path / "results" / "hg_fig7_incomplete.csv").exists()
@@ -84,12 +88,12 @@ def test_incomplete_graph_streaming_matches_direct(tmp_path):
 
 def test_denoise_cells_toy(tmp_path):
     s = dict(
-        E.SETTINGS_DN["smoke"],
+        HDN.SETTINGS_DN["smoke"],
         image="toy",
         n_images=1,
         toy_size=20,
         sigmas=[2.0],
-        methods=list(E.DENOISE_METHODS + E.EXTRA_MF),
+        methods=list(HDN.DENOISE_METHODS + HDN.EXTRA_MF),
     )
     df, _ = _run_all("hg_denoise", s, tmp_path)
     assert set(df["method"]) == set(s["methods"]) and df["sweep"].max() == 30
@@ -114,7 +118,7 @@ def test_crf_cells_synthetic_corpus(tmp_path):
     rng = np.random.default_rng(0)
     data = {"esp.train": _corpus(rng, 60), "esp.testa": _corpus(rng, 20), "esp.testb": _corpus(rng, 15)}
     s = dict(
-        E.SETTINGS_CRF["smoke"],
+        HCRF.SETTINGS_CRF["smoke"],
         n_train=None,
         n_test=None,
         n_dev=None,

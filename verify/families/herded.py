@@ -1,6 +1,6 @@
 """Checks of the herded family (seed 003, Chen et al. JMLR 2016); implementations in
 verify/herded_checks.py (exact / theory rows) and below (claims, which rerun reduced versions of the
-bench/experiments/herded.py computations)."""
+bench/experiments/herded/ computations)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _claim(cid: str, statement: str, evidence: str, measured: str, holds: bool) 
 # ============================================================================ claims
 def claim_complete_graph(quick: bool) -> list[dict]:
     """§4.1: herded beats Gibbs and MCQMC on the joint error; MCQMC gives no gain over Gibbs."""
-    from bench.experiments.herded import complete_graph_run
+    from bench.experiments.herded.complete_graph import complete_graph_run
 
     n = 2**14 if quick else 2**18
     seeds = 10 if quick else 100
@@ -62,7 +62,7 @@ def claim_complete_graph(quick: bool) -> list[dict]:
 def claim_table2(quick: bool) -> list[dict]:
     """§4.3 Table 2 orderings on the letter-A image."""
     from bench.datasets import DataUnavailable, letter_a
-    from bench.experiments.herded import DENOISE_METHODS, denoise_errors
+    from bench.experiments.herded.denoise import DENOISE_METHODS, denoise_errors
 
     try:
         img = letter_a()
@@ -128,7 +128,7 @@ def claim_crf(quick: bool) -> list[dict]:
     annealed Gibbs (800)."""
     from bench.data_registry import load_named
     from bench.datasets import DataUnavailable
-    from bench.experiments.herded import crf_evaluate, trained_crf
+    from bench.experiments.herded.crf import crf_evaluate, trained_crf
 
     try:
         data = load_named("conll2002")
