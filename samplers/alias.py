@@ -1,4 +1,4 @@
-"""Walker/Vose alias tables for O(1) categorical draws (seed 001 App. C, Alg. 8/9).
+"""Walker/Vose alias tables for O(1) categorical draws (Yuan & Wang 2024 App. C, Alg. 8/9).
 
 Built once per target in O(N); a draw costs one uniform slot plus one uniform coin.
 """

@@ -1,5 +1,5 @@
 """Chebyshev interpolation machinery in Numba for fast inverse transform sampling on [a, b]
-(seed 000 §3, Alg. 3 / App. C.1 Alg. 5; Olver & Townsend 2013 "FITS"; Trefethen ATAP ch. 3, 8).
+(Zhang & De Sa 2019 §3, Alg. 3 / App. C.1 Alg. 5; Olver & Townsend 2013 "FITS"; Trefethen ATAP ch. 3, 8).
 
 * nodes: the m + 1 Chebyshev points of the second kind t_j = cos(pi j / m) (incl. endpoints), mapped to
   [a, b] — the point set of ATAP Thm. 8.2, which Thm. 3 cites;
@@ -109,8 +109,9 @@ def cheb_invert_cdf(G: np.ndarray, n: int, u: float, a: float, b: float, iters: 
 
 @njit(cache=True)
 def guard_positive(c: np.ndarray, n: int, n_check: int, rel: float) -> float:
-    """Practical guard (shared notes §4): if the interpolant dips below rel * max on an
-    ``n_check``-point uniform grid of [-1, 1], raise c_0 so that min >= rel * max there.
+    """Practical guard (not in the paper, whose theory assumes a (1 +- C)-accurate interpolant): if the
+    interpolant dips below rel * max on an ``n_check``-point uniform grid of [-1, 1], raise c_0 so that
+    min >= rel * max there.
     Returns the shift added (0 if none). The proposal is then this shifted polynomial, which the
     MH correction uses consistently."""
     mn = np.inf

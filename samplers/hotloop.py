@@ -1,6 +1,6 @@
-"""Hot-loop helpers of the exact minibatch MH kernels (issue 9 item 4, issue 5 "Performance").
+"""Hot-loop helpers of the exact minibatch MH kernels (docs/performance.md §7.4).
 
-The per-candidate work of PoissonMH / TunaMH / Poisson-MALA/Barker (seed 001 Alg. 5, 6, 2 with the
+The per-candidate work of PoissonMH / TunaMH / Poisson-MALA/Barker (Yuan & Wang 2024 Alg. 5, 6, 2 with the
 thinning of Alg. 8/9) is a handful of flops on one random data row. Calling the generic per-datum
 functions of :mod:`samplers.targets.tall` with the whole ``TallData`` NamedTuple costs an NRT
 incref/decref (atomic) per array field per call (~100 ns per call, measured), i.e. far more than the
@@ -49,7 +49,7 @@ LOG_EVERY = 32
 # Compile a per-iteration core without Numba's reference counting (``njit(**NO_REFCOUNT)``). A call of a
 # jitted function that LLVM does not inline increfs and decrefs each array it binds, each an out-of-line
 # call with an atomic add: ~15 ns per array argument a call (measured: 3 / 6 / 12 arrays 46 / 90 / 175 ns,
-# 0.7 ns without), ~0.2 us of a 3.5 us TunaMH iteration (docs/performance.md §4.26). Such a core must
+# 0.7 ns without), ~0.2 us of a 3.5 us TunaMH iteration (docs/performance.md §7.5). Such a core must
 # allocate nothing (Numba refuses to compile an allocation there) and must return no array and receive none
 # from a callee compiled with reference counting (the caller would decref a reference it was never given,
 # or the core would leak one): scalars in, scalars out, the arrays borrowed from the caller. Helpers it
@@ -66,7 +66,7 @@ DOT_FASTMATH = FULL_DATA_FASTMATH  # the same flags as the full-batch twins' loo
 # ----------------------------------------------------------------------------- software prefetch
 # ``llvm.prefetch`` locality: 3 keeps the line in every level (x86 ``prefetcht0``: into L1), 2 fetches it
 # into L2 (``prefetcht1``). The candidate rows of the minibatch kernels are fetched into L2 (measured on a
-# Zen 5 VM, docs/performance.md §4.20: TG PoissonMH growth 1e4 -> 1e6 1.60 -> 1.44, the N = 1e6 candidate
+# Zen 5 VM, docs/performance.md §7.2: TG PoissonMH growth 1e4 -> 1e6 1.60 -> 1.44, the N = 1e6 candidate
 # 19.0 -> 17.6 ns, iterations at N <= 1e5 2-4 % slower; likely because L1 prefetches held the core's few L1
 # miss buffers for the whole DRAM latency, an inference without hardware counters).
 L1_LOCALITY = 3
@@ -137,11 +137,11 @@ def _prefetch_line(X, i: int, j: int, l2: bool) -> None:
 
 @njit(cache=True)
 def prefetch_row(X, i: int, l2: bool = True) -> None:
-    """Hint every cache line of row ``X[i]`` (one per 8 doubles, plus the last entry) into L2, or into L1
-    if not ``l2``: L2 for the rows fetched from memory far ahead (the candidate pipeline, §4.20), L1 for
-    short-distance re-reads of rows already near the core (Poisson-MALA / Barker's pass at theta'). The
-    first three are written out (rows of <= 24 doubles, every tall target here, take no loop): ~3 % off a
-    TG PoissonMH candidate against the plain loop (docs/performance.md §4.14)."""
+    """Hint every cache line of row ``X[i]`` (one per 8 doubles, plus the last entry) into L2, or into L1 if
+    not ``l2``: L2 for the rows fetched from memory far ahead (the candidate pipeline, docs/performance.md
+    §7.2), L1 for short-distance re-reads of rows already near the core (Poisson-MALA / Barker's pass at
+    theta'). The first three are written out (rows of <= 24 doubles, every tall target here, take no loop):
+    ~3 % off a TG PoissonMH candidate against the plain loop (docs/performance.md §7.2)."""
     ncol = X.shape[1]
     _prefetch_line(X, i, 0, l2)
     if ncol > 8:

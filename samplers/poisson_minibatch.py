@@ -1,4 +1,5 @@
-"""The shared Poisson-thinning minibatch sampler (seed 001 App. C, Alg. 8/9; seed 000 Alg. 4).
+"""The shared Poisson-thinning minibatch sampler (Yuan & Wang 2024 App. C, Alg. 8/9; Zhang & De Sa 2019
+Alg. 4).
 
 Goal: independent counts s_i ~ Poisson(rate_i) with rate_i = a_i + phi_i, 0 <= phi_i <= b_i, at cost
 O(sum_i (a_i + b_i)) instead of O(N). Draw B ~ Poisson(Lambda), Lambda = sum_i (a_i + b_i); draw B
@@ -16,7 +17,7 @@ Tall-data kernels keep the alias table *inside* their packed data rows (:func:`t
 :func:`draw_from_rows`): slot j of the table is datum j, so the draw reads the line of row j that holds
 (prob_j, alias_j), and since the alias is taken rarely (4 % of draws on the truncated Gaussian) the row the
 candidate then evaluates is usually the one already fetched. Same draws, bit for bit, as
-:func:`draw_candidates` on the same table (docs/performance.md §4.11).
+:func:`draw_candidates` on the same table (docs/performance.md §7.1).
 """
 
 from __future__ import annotations
@@ -37,12 +38,11 @@ ALIAS_PREFETCH_MIN = 1 << 15
 # alias_i (an int stored as float64: exact below 2^53), then y_i where the target has responses
 ROW_A, ROW_SHIFT, ROW_PROB, ROW_ALIAS, ROW_Y = 0, 1, 2, 3, 4
 # the candidate pipeline (:func:`open_candidates`): while candidate b is evaluated, b + RESOLVE_AHEAD is
-# resolved to its datum and b + SLOT_AHEAD draws its slot and prefetches that row (§4.13). 48 / 12 (24 / 8
-# until session 36): on a Zen 5 VM the TG growth 1e4 -> 1e6 fell 1.67 -> 1.55 (PoissonMH) and 1.49 -> 1.30
-# (TunaMH) with no in-cache cost; 128 / 32 slowed the in-cache candidate by 12 % (docs/performance.md §4.19).
-# The rows are prefetched into L2 (:func:`samplers.hotloop.prefetch_row`; into L1 until session 37:
-# PoissonMH's growth 1.56-1.60 -> 1.43-1.46 on that VM, §4.20). A hint only: draws, order and chains are the
-# same for any depth and level.
+# resolved to its datum and b + SLOT_AHEAD draws its slot and prefetches that row. 48 / 12 against 24 / 8,
+# on a Zen 5 VM: TG growth 1e4 -> 1e6 1.55 against 1.67 (PoissonMH) and 1.30 against 1.49 (TunaMH), with no
+# in-cache cost; 128 / 32 slows the in-cache candidate by 12 %. The rows are prefetched into L2
+# (:func:`samplers.hotloop.prefetch_row`; PoissonMH's growth there 1.43-1.46 against 1.56-1.60 into L1).
+# docs/performance.md §7.2. A hint only: draws, order and chains are the same for any depth and level.
 SLOT_AHEAD = 48
 RESOLVE_AHEAD = 12
 _LINE = 64  # bytes
@@ -152,7 +152,7 @@ def pipeline_counters(st, B: int):
     ``SLOT_AHEAD`` (the first the loop stages), ``zc`` that of candidate 0's thinning coin (uniform B);
     the loop adds ``gamma`` to each after every candidate. The same uniforms as :func:`stage_slot` and
     :func:`keep`, bit for bit, with one add per uniform instead of a multiply and two adds (and no
-    reload of the stream: §4.25)."""
+    reload of the stream: docs/performance.md §7.3)."""
     return counter(st, SLOT_AHEAD), counter(st, B), st[1]
 
 
@@ -192,9 +192,9 @@ def open_candidates(rows: np.ndarray, cp: int, X: np.ndarray, pk: bool, Lam: flo
     candidate b is evaluated, candidate b + RESOLVE_AHEAD is resolved to its datum (its slot's line is in
     cache) and candidate b + SLOT_AHEAD draws its slot and prefetches that row, which it evaluates in the
     ~96 % of draws that keep the slot. Stage 1 stores ``v = u n`` in the buffer entry the datum later
-    takes, so each uniform is computed once (recomputing it at the resolve cost ~2 ns per candidate:
-    docs/performance.md §4.14). Each row is fetched once, well ahead (the two-pass draw fetched the alias
-    line in pass 1 and the rest of the row again in the evaluation): §4.13. Written out in each loop
+    takes, so each uniform is computed once (recomputing it at the resolve costs ~2 ns per candidate).
+    Each row is fetched once, well ahead (a two-pass draw fetches the alias line in pass 1 and the rest of
+    the row again in the evaluation): docs/performance.md §7.2. Written out in each loop
     because a jitted helper holding it is not inlined by LLVM (a call per candidate doubled the cost) and
     Numba's ``inline="always"`` adds reference counting on the arrays per candidate."""
     if cp < 0 or cp + ROW_ALIAS - ROW_PROB >= rows.shape[1]:
@@ -274,9 +274,9 @@ def table_rows(X: np.ndarray, y: np.ndarray | None, a: np.ndarray, shift: np.nda
     lines and the first row 64-byte aligned, so a row is ``width / 8`` cache lines (d = 20 truncated
     Gaussian: 24 doubles = 3 lines; d = 10 robust regression: 16 = 2).
 
-    Why: at N = 1e6 a candidate's cost is its random memory reads (docs/performance.md §4.7-4.11):
-    separate arrays cost five lines per candidate (x_i, M_i, shift_i: §4.7 packed those into one row;
-    prob_j and alias_j two more), these rows three plus three more in the rare alias case."""
+    Why: at N = 1e6 a candidate's cost is its random memory reads (docs/performance.md §7.1):
+    separate arrays cost five lines per candidate (x_i, M_i, shift_i, prob_j, alias_j), these rows three
+    plus three more in the rare alias case."""
     X = np.asarray(X, dtype=np.float64)
     n, p = X.shape
     prob, alias = alias_for(a)
@@ -298,7 +298,7 @@ def _aligned_zeros(n: int) -> np.ndarray:
     private anonymous mapping advised ``MADV_HUGEPAGE`` where the OS offers it (Linux; a hint without
     semantic effect). Why: the N = 1e5 TG rows (19 MB) on 4 KB pages cost a TLB miss per candidate in
     the draw and again in the evaluation; on huge pages TG PoissonMH at N = 1e5 ran ~10 % faster
-    (docs/performance.md §4.11; no change at N = 1e6, where the DRAM latency dominates)."""
+    (docs/performance.md §7.1; no change at N = 1e6, where the DRAM latency dominates)."""
     nbytes = 8 * n
     if nbytes >= _HUGE and hasattr(mmap, "MADV_HUGEPAGE") and hasattr(mmap, "MAP_ANONYMOUS"):
         m = mmap.mmap(-1, (nbytes // _HUGE + 2) * _HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)

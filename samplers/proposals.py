@@ -4,20 +4,20 @@ Kinds (``prop`` argument of :func:`propose` / :func:`log_q`):
 
 * ``RW_GAUSS``        theta' = theta + sigma * xi                                   (symmetric)
 * ``RW_LATTICE``      one uniformly chosen coordinate moves by +-h                   (symmetric, finite)
-* ``LANGEVIN_GAUSS``  theta' ~ N(theta + sigma^2/2 g(theta), sigma^2 I)              (MALA; seed 001 Alg. 2)
+* ``LANGEVIN_GAUSS``  theta' ~ N(theta + sigma^2/2 g(theta), sigma^2 I)       (MALA; Yuan & Wang 2024 Alg. 2)
 * ``LANGEVIN_LATTICE`` per coordinate, offset k h with k in {-K..K} and probability
   proportional to exp(-(k h - sigma^2/2 g_j)^2 / (2 sigma^2))  (a finite gradient-informed family)
 * ``BARKER_GAUSS``    per coordinate z ~ N(0, sigma^2); move +z w.p. 1/(1 + e^{-g_j z}), else -z
-  (Livingstone & Zanella 2022; seed 001 Alg. 2, App. D). q_j(d) = 2 mu(d) / (1 + e^{-g_j d})
+  (Livingstone & Zanella 2022; Yuan & Wang 2024 Alg. 2, App. D). q_j(d) = 2 mu(d) / (1 + e^{-g_j d})
 * ``BARKER_LATTICE``  the same with mu = 1/2 delta_{+h} + 1/2 delta_{-h} (finite state space)
 
 ``g`` is whatever gradient (exact or a minibatch surrogate) the calling kernel supplies; the reverse
 density must be evaluated with the gradient at theta' computed from the *same* auxiliary variables.
-Step-size convention: ``sigma`` as in the papers. The seed-001 authors' MALA code uses
+Step-size convention: ``sigma`` as in the papers. Yuan & Wang's (2024) MALA code uses
 theta + h^2 g + sqrt(2) h xi, i.e. sigma = sqrt(2) h.
 
-Gradient rescaling (:func:`rescale_gradient`): the seed-001 authors' logistic-regression code
-(notes exact_minibatch_mh.md §9.1-9.2) replaces the gradient of MALA, Barker, HMC and Tuna-SGLD by a
+Gradient rescaling (:func:`rescale_gradient`): Yuan & Wang's (2024) logistic-regression code
+replaces the gradient of MALA, Barker, HMC and Tuna-SGLD by a
 vector of fixed length, ``length * g / ||g||``. The kernels apply the map to the gradient *before* it
 enters :func:`propose` / :func:`log_q_ratio` (or the leapfrog), at theta and at theta' alike, so the
 sampler stays exact for any length: the map only changes the proposal, and the reverse density is
@@ -55,10 +55,10 @@ def gradient_length(method: str, grad: str) -> float:
     """``length`` argument of :func:`rescale_gradient` for a full-batch gradient method:
 
     * ``"exact"``: 0 (the gradient itself; the algorithms as published);
-    * ``"normalized"``: 2, i.e. ``2 g / ||g||`` with g = grad log pi (notes §9.1);
-    * ``"authors"``: the seed-001 authors' logistic code exactly: ``2 g / ||g||`` for MALA and HMC,
+    * ``"normalized"``: 2, i.e. ``2 g / ||g||`` with g = grad log pi;
+    * ``"authors"``: Yuan & Wang's (2024) logistic code exactly: ``2 g / ||g||`` for MALA and HMC,
       ``2 grad U / ||grad U|| = -2 g / ||g||`` for Barker (its flip probability uses the gradient of
-      U = -log pi, notes §9.2, ``barker_proposal!`` in src/bayes_logistic_reg/methods.jl).
+      U = -log pi, ``barker_proposal!`` in src/bayes_logistic_reg/methods.jl).
     """
     if grad not in GRAD_MODES:
         raise ValueError(f"grad must be one of {GRAD_MODES}, got {grad!r}")

@@ -1,10 +1,10 @@
 """Per-iteration counter-based uniform streams for the minibatch hot loops.
 
-The candidate loops of the Poisson-minibatch kernels (seed 001 Alg. 8/9; seed 000 Alg. 2/4) need two
-uniforms per candidate (alias slot + thinning coin). ``numpy.random.Generator.random()`` costs ~7 ns
-per call inside Numba (an indirect call into the bit generator through a function pointer), a third of
-a whole PoissonMH candidate. Instead each iteration opens a fresh *stream* from the chain's Generator
-(one 63-bit draw) and reads its uniforms by counter:
+The candidate loops of the Poisson-minibatch kernels (Yuan & Wang 2024 Alg. 8/9; Zhang & De Sa 2019 Alg. 2/4)
+need two uniforms per candidate (alias slot + thinning coin). ``numpy.random.Generator.random()`` costs ~7 ns
+per call inside Numba (an indirect call into the bit generator through a function pointer), a third of a whole
+PoissonMH candidate. Instead each iteration opens a fresh *stream* from the chain's Generator (one 63-bit
+draw) and reads its uniforms by counter:
 
     u(st, c) = mix64(seed + (c + 1) * gamma) >> 11 / 2^53,
 
@@ -88,7 +88,7 @@ def new_stream(rng):
     """A fresh stream ``(seed, gamma)`` from one 63-bit draw of the Generator ``rng``:
     ``a = rng.integers(0, 2**63 - 1)``, computed as Numba computes it (Lemire's bounded draw on the
     range ``2**63 - 2``) without the one-element array Numba's scalar ``integers`` allocates and frees
-    (41 -> 3 ns a draw: docs/performance.md §4.26; ``tests/test_streams.py`` checks the values equal)."""
+    (41 -> 3 ns a draw: docs/performance.md §7.3; ``tests/test_streams.py`` checks the values equal)."""
     a = _draw63(rng)
     return mix64(a), mix_gamma(a + GOLDEN)
 
@@ -97,7 +97,7 @@ def new_stream(rng):
 def counter(st, c: int):
     """The counter of uniform c of stream ``st``: ``seed + (c + 1) gamma`` (uint64, modulo 2^64). Uniforms
     c, c + 1, ... have counters z, z + gamma, ...: a hot loop reading consecutive uniforms keeps z and adds
-    ``gamma = st[1]`` (one add instead of a multiply and two adds: docs/performance.md §4.25)."""
+    ``gamma = st[1]`` (one add instead of a multiply and two adds: docs/performance.md §7.3)."""
     return st[0] + uint64(c + 1) * st[1]
 
 

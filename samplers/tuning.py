@@ -1,5 +1,5 @@
 """Step-size tuning to a target acceptance rate by pilot runs (the papers hand-tune h to hit
-0.25 / 0.40 / 0.55, seed 001 §5.1; this automates that with a documented rule).
+0.25 / 0.40 / 0.55, Yuan & Wang 2024 §5.1; this automates that with a documented rule).
 
 Rule: acceptance decreases with the step size. Starting from the method's default step, double or halve
 it with pilot runs of ``pilot_iters`` iterations until the target acceptance is bracketed, then bisect

@@ -1,4 +1,5 @@
-"""Checks of the approximate minibatch tests (seeds 002, 004; B14) on enumerable problems.
+"""Checks of the approximate minibatch tests (Korattikara et al. 2014; Seita et al. 2017; Bardenet et al.
+2014) on enumerable problems.
 
 Exact rows: kernel-vs-matrix G-tests (verify.empirical, FWER 1e-4, Bonferroni over rows) of every
 kernel against its exact matrix (:mod:`verify.approx_matrix`), each paired with a mutant the same
@@ -31,8 +32,8 @@ from verify.empirical import graph_counts, kernel_vs_matrix, lattice_counts
 from verify.enumerate import factor_graph_states, state_index
 from verify.markov import normalize_log, stationary, tv
 
-PAPER_K = "seed 002 (K14)"
-PAPER_S = "seed 004 (S17)"
+PAPER_K = "Korattikara, Chen & Welling 2014 (K14)"
+PAPER_S = "Seita et al. 2017 (S17)"
 PAPER_B = "Bardenet et al. 2014"
 TARGET = "tiny_grid truncated_gaussian N=5 d=1 h=0.25 w=1.5"
 H = 0.25
@@ -583,8 +584,8 @@ LAMBDAS = (100.0, 10.0, 1.0, 0.1, 0.01)
 
 def theory_table3(quick: bool) -> list[dict]:
     """S17 Table 3: our L_inf of the clipped deconvolution vs the printed value (holds if it rounds
-    to the printed 2 digits, i.e. within 5%; notes §5: 3 ill-conditioned n=4000, sigma=1.1 cells
-    are known not to reproduce)."""
+    to the printed 2 digits, i.e. within 5%; the 3 ill-conditioned n=4000, sigma=1.1 cells do
+    not reproduce)."""
     keys = [(2000, 1.0)] if quick else list(TABLE3)
     lams = (10.0,) if quick else LAMBDAS
     rows = []
@@ -603,7 +604,7 @@ def theory_table3(quick: bool) -> list[dict]:
                     "measured": linf,
                     "holds": bool(ok),
                     "slack": ref - linf,
-                    "reason": "notes §5: ill-conditioned cell; independent re-derivations also "
+                    "reason": "ill-conditioned cell; independent re-derivations also "
                     "give 6.2e-3 / 1.9e-2 / 3.6e-2"
                     if (n, s) == (4000, 1.1) and lam in (10.0, 0.1, 0.01)
                     else "",

@@ -39,7 +39,7 @@ from verify import densities as DN
 from verify.empirical import KvMResult, kernel_vs_matrix
 from verify.markov import stationary
 
-PAPER = "seed 002 (K14) §6.3, App. E"
+PAPER = "Korattikara, Chen & Welling 2014 (K14) §6.3, App. E"
 D_TINY, N_TINY, H, M = 3, 8, 0.5, 2
 LAM, SIG_B, P_BD = 0.3, 0.5, 1.0 / 3.0
 TARGET = f"tiny RJ logistic D={D_TINY} N={N_TINY} lattice h={H} M={M} lambda'={LAM} sigma_b={SIG_B}"

@@ -1,4 +1,4 @@
-"""Bound checker for target bounds (seed 001 App. A/F; seed 000 §2).
+"""Bound checker for target bounds (Yuan & Wang 2024 App. A/F; Zhang & De Sa 2019 §2).
 
 * Tall data, PoissonMH: ``0 <= phi_i(theta) <= M_i`` on the support (``phi_i = ll_i + shift_i``).
 * Tall data, TunaMH: ``|U_i(t') - U_i(t)| <= c_i ||t' - t||_2`` for t, t' in the (convex) support.
@@ -260,7 +260,8 @@ def registry_bound_cases(seed: int = 0) -> list[tuple[str, object]]:
     """(name, model) for every registered target at smoke scale (data-backed ``logistic`` with
     :func:`synthetic_logistic_data`; other data-backed targets are listed with model None), plus
     bounded variants of the targets whose default support is unbounded (mixture box 6 as in
-    seed 000 App. D.2, Gaussian location with a box, logistic on a ball) and every tiny-grid kind."""
+    Zhang & De Sa 2019 App. D.2, Gaussian location with a box, logistic on a ball) and every tiny-grid
+    kind."""
     from samplers import registry
     from samplers.targets import tall
 

@@ -1,4 +1,4 @@
-"""Checks for kernels on continuous spaces (ecosystem notes §3.3 tiers T0/T2).
+"""Checks for kernels on continuous spaces (verification tiers T0 / T2).
 
 (a) Detailed-balance identity of the acceptance ratio at random state pairs:
     ``pi(x) q(x, x') a(x, x') = pi(x') q(x', x) a(x', x)`` where ``a = min(1, r)`` and ``r`` comes from

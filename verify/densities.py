@@ -2,9 +2,9 @@
 
 The kernels use the ``@njit`` functions of :mod:`samplers.targets.tall`; ``verify`` recomputes the same
 quantities from the target's *data fields* with vectorised NumPy written from the formulas in the
-constructors' docstrings (seed 001 App. F; Welling & Teh 2011; seed 002 §6.2 ICA and §6.4 L1-regularised
-linear regression), so that a bug in one path shows up as a disagreement. Nothing here imports the njit
-target code.
+constructors' docstrings (Yuan & Wang 2024 App. F; Welling & Teh 2011; Korattikara et al. 2014 §6.2 ICA and
+§6.4 L1-regularised linear regression), so that a bug in one path shows up as a disagreement. Nothing here
+imports the njit target code.
 
 ICA: theta = vec(W) row-major, ll_i = beta sum_j log p(w_j^T x_i) with p(y) = 1 / (4 cosh^2(y / 2)); the
 global beta N log|det W| term belongs to the prior path (as in the kernels), see :func:`log_prior`.
@@ -130,8 +130,8 @@ def _ica_logdet(t: TallData, th: np.ndarray) -> np.ndarray:
 
 def log_prior(t: TallData, theta: np.ndarray) -> np.ndarray:
     """Unnormalised log prior, -inf outside the support: ``(n,)``. Gaussian part
-    -1/2 sum_j prec_j (theta_j - mean_j)^2, Laplace part -prior_l1 sum_j |theta_j - mean_j| (seed 002
-    §6.4), and for ICA the global likelihood term beta N log|det W| (seed 002 §6.2)."""
+    -1/2 sum_j prec_j (theta_j - mean_j)^2, Laplace part -prior_l1 sum_j |theta_j - mean_j|
+    (Korattikara et al. 2014 §6.4), and for ICA the global likelihood term beta N log|det W| (§6.2)."""
     th = _theta2(theta)
     r = th - t.prior_mean[None, :]
     lp = -0.5 * (t.prior_prec[None, :] * r * r).sum(axis=1)

@@ -1,4 +1,4 @@
-"""Kernel-vs-matrix check (ecosystem notes §3.3 tier T1): run the real compiled kernel one step from
+"""Kernel-vs-matrix check (verification tier T1): run the real compiled kernel one step from
 every state many times and G-test each empirical row against the exact row.
 
 Statistics. For row ``x`` with ``n`` draws, cells with expected count ``n P[x, y] < 5`` are pooled

@@ -3,7 +3,7 @@
 Nothing here calls the kernels, :mod:`samplers.proposals` or the njit target functions: proposal
 probabilities are recomputed from their formulas, densities by :mod:`verify.densities` (NumPy) or
 directly from the factor tables, and every source of randomness is enumerated (Blang-style,
-``DiscreteMCTest``; ecosystem notes §3.3 tier T0).
+``DiscreteMCTest``; verification tier T0).
 
 Contents
 --------
@@ -18,7 +18,7 @@ Contents
   Systematic scan: the kernel's one step updates site ``counter % n``, so its exact one-step
   object is the per-site matrix ``P_i`` (what kernel-vs-matrix tests compare); the sweep matrix
   ``P_0 P_1 ... P_{n-1}`` is the time-homogeneous chain used for stationarity/gap statements.
-* Auxiliary randomness for the family sessions: :func:`enumerate_poisson_counts` (products of
+* Auxiliary randomness for the families' checks: :func:`enumerate_poisson_counts` (products of
   truncated Poissons with a certified neglected tail mass), :func:`minibatch_subsets` /
   :func:`minibatch_orderings` (without replacement), :func:`integrate_uniform` (exact integral
   of a piecewise-constant function of ``u ~ U(0, 1)`` over its breakpoints).

@@ -1,6 +1,6 @@
 """Exact transition matrices of the exact-minibatch-MH family on finite state spaces (NumPy only).
 
-Written from the formulas of seed 001 (Alg. 2-6; App. D) and notes §2, independently of the kernels:
+Written from the formulas of Yuan & Wang 2024 (Alg. 2-6; App. D), independently of the kernels:
 densities come from :mod:`verify.densities` (a second implementation of the targets), proposal
 probabilities are re-derived here, and expectations over the Poisson counts are computed by enumerating
 the counts ``s in {0..K_1} x ... x {0..K_N}``. Truncation is certified: ``min(1, r)``, proposal
@@ -268,7 +268,8 @@ def tuna_sgld_matrix(
     reverse_grad: str = "proposal",
     tail: float = 1e-12,
 ) -> tuple[np.ndarray, float]:
-    """Tuna-SGLD (seed 001 Alg. 3) with the lattice Langevin proposal (offsets k h, |k| <= K, per coordinate).
+    """Tuna-SGLD (Yuan & Wang 2024 Alg. 3) with the lattice Langevin proposal (offsets k h, |k| <= K, per
+    coordinate).
 
     ``P(x, y) = C(N, batch)^-1 sum_B q_B(x, y) E_{s ~ Tuna(x, y)}[min(1, r_{B, s})]`` with
     ``g_B(t) = grad log prior + (N/batch) sum_{i in B} grad ll_i(t)`` (``drift="normalized"``:

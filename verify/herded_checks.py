@@ -1,4 +1,5 @@
-"""Check implementations of the herded-Gibbs family (seed 003); registered in verify/families/herded.py.
+"""Check implementations of the herded-Gibbs family (Chen et al. 2016); registered in
+verify/families/herded.py.
 
 Every check takes the kernel under test as a Python argument (``runner`` / ``trace`` / ``repeat``) so
 the tests can run the same check on the mutants of :mod:`verify.herded_mutants` and see it fail.
@@ -29,7 +30,7 @@ from verify.enumerate import (
 )
 from verify.herded_mutants import herded_sweeps_mutant
 
-PAPER = "seed 003 (Chen et al. 2016)"
+PAPER = "Chen et al. 2016"
 SYSTEMATIC = 1
 
 Runner = Callable[..., tuple]
@@ -366,7 +367,7 @@ def check_mean_field_fixed_point(quick: bool) -> list[dict]:
 
 def check_shared_slots(quick: bool) -> list[dict]:
     """Shared variant on the uniform-J Ising grid: one weight per number of +1 neighbours
-    (5 interior, 4 edge, 3 corner) — §4.3 / notes §1."""
+    (5 interior, 4 edge, 3 corner) — Chen et al. 2016 §4.3."""
     prob = R.build_problem("hg_ising_denoise_toy", rows=6, cols=7)
     _, n_slots, _ = HG.build_index(prob.model, shared=True)
     r, c = 6, 7

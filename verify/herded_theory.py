@@ -1,4 +1,4 @@
-"""Independent computations for the herded-Gibbs checks (seed 003 §3, App. A-B).
+"""Independent computations for the herded-Gibbs checks (Chen et al. 2016 §3, App. A-B).
 
 * :func:`alg1_transcription` — a direct pure-Python transcription of Alg. 1 (weights in a dict keyed
   by (i, x_N(i)), conditionals summed factor by factor from the tables), for the bit-for-bit

@@ -97,7 +97,8 @@ def reversible_eigenvalues(P: np.ndarray, pi: np.ndarray) -> np.ndarray:
 
 
 def spectral_gap(P: np.ndarray, pi: np.ndarray) -> float:
-    """``1 - lambda_2`` of a reversible chain (the gap of the theorems in seeds 000/001)."""
+    """``1 - lambda_2`` of a reversible chain (the gap of the theorems in Zhang & De Sa 2019 and Yuan & Wang
+    2024)."""
     ev = reversible_eigenvalues(P, pi)
     return float(1.0 - ev[1])
 

@@ -1,7 +1,7 @@
 """Deliberately broken kernels (negative controls): each is an njit copy of a real kernel with ONE bug.
 
 The verification checks must FAIL on every mutant (that is what shows they have power; Blang's
-``Bad*`` fixtures, emcee's negative control, ecosystem notes §3.2). Each mutant comes with a
+``Bad*`` fixtures, emcee's negative control). Each mutant comes with a
 "repeat" loop that has exactly the signature of the corresponding loop in :mod:`verify.empirical`
 or :mod:`verify.continuous`, so the same checker runs it.
 
@@ -18,7 +18,7 @@ Gibbs (``samplers.kernels.gibbs.gibbs_step``):
 * ``scan_offset``    systematic scan updates site (counter + 1) % n (off-by-one scan position)
 HMC (``samplers.kernels.hmc.hmc_step``):
 * ``stale_grad``     both half-kicks of every leapfrog step use the gradient at the start of the
-  step (the seed-001 authors' RLR code, notes/exact_minibatch_mh.md §9 item 3): not reversible.
+  step (Yuan & Wang's (2024) RLR code): not reversible.
 """
 
 from __future__ import annotations

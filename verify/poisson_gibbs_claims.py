@@ -1,4 +1,4 @@
-"""Claims of seed 000 §4 checked with reduced runs (quick) or the paper-size targets (full).
+"""Claims of Zhang & De Sa 2019 §4 checked with reduced runs (quick) or the paper-size targets (full).
 
 Each claim row: claim_id, paper, statement, evidence, measured, holds (verify/checks.py CLAIM_COLUMNS).
 Runs use the registry, fixed seeds, and the experiment module's Numba running-count helpers.
@@ -10,7 +10,7 @@ import numpy as np
 
 from samplers import registry as R
 
-PAPER = "seed 000"
+PAPER = "Zhang & De Sa 2019"
 
 
 def _row(cid: str, statement: str, evidence: str, measured: str, holds: bool) -> dict:
@@ -45,7 +45,7 @@ def spin_energy_terms(model, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def expected_rejection_steps(S: np.ndarray, T: np.ndarray, envelope: np.ndarray | float) -> float:
     """E[1 / acc_i(x)] over i uniform and the states behind T: uniform-proposal rejection on [0, 1]
     with log envelope E accepts with acc = int_0^1 exp(S + v T - E) dv = e^(S - E) expm1(T) / T, and
-    needs a geometric number of proposals with mean 1 / acc (seed 000 §4.2 rejection baseline)."""
+    needs a geometric number of proposals with mean 1 / acc (Zhang & De Sa 2019 §4.2 rejection baseline)."""
     T = np.maximum(T, 1e-300)
     log_acc = (S - envelope) + np.log(np.expm1(T) / T)
     return float(np.mean(np.exp(-log_acc)))

@@ -6,11 +6,11 @@ arrays (verify.enumerate.factor_graph_log_joint convention) and from the Poisson
 enumerated with a certified truncation (verify.enumerate.enumerate_poisson_counts: the neglected mass
 is computed from exact Poisson CDFs and reported; it is put on the diagonal).
 
-* Poisson-Gibbs (seed 000 Alg. 2): P_i[x, x_{i<-v}] = E_s[softmax_v(sum_f s_f log(1 + phi_f(x_{i<-v}) /
-  a_f))], s_f ~ Poisson(a_f + phi_f(x)) independent over A[i], a_f = lambda M_f / L.
-* MGPMH (reconstruction, shared notes §6): s_f ~ Poisson(a_f) (state-independent), eps_v = sum s_f
+* Poisson-Gibbs (Zhang & De Sa 2019 Alg. 2): P_i[x, x_{i<-v}] = E_s[softmax_v(sum_f s_f log(1 +
+  phi_f(x_{i<-v}) / a_f))], s_f ~ Poisson(a_f + phi_f(x)) independent over A[i], a_f = lambda M_f / L.
+* MGPMH (reconstruction of De Sa, Chen & Wong 2018): s_f ~ Poisson(a_f) (state-independent), eps_v = sum s_f
   phi_f(x_{i<-v}) / a_f, proposal softmax(eps), acceptance min(1, exp(dU + eps_{x_i} - eps_v)).
-* Poisson-MH (seed 000 App. D, Thm. 2) on a 1-D lattice with a +-1 random-walk proposal.
+* Poisson-MH (Zhang & De Sa 2019 App. D, Thm. 2) on a 1-D lattice with a +-1 random-walk proposal.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def mgpmh_proposal_matrix(fg: FactorGraph, lam: float) -> np.ndarray:
 def poisson_mh_lattice_matrix(
     phi: np.ndarray, M: np.ndarray, lam: float, tail: float = 1e-12
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Poisson-MH (seed 000 App. D) on states 0..S-1 with N factors ``phi`` (N, S) in [0, M],
+    """Poisson-MH (Zhang & De Sa 2019 App. D) on states 0..S-1 with N factors ``phi`` (N, S) in [0, M],
     proposal +-1 w.p. 1/2 each (moves off the lattice rejected), L = sum M (global).
     Returns (P_poisson_mh, P_mh, log pi)."""
     N, S = phi.shape

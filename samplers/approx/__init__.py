@@ -1,4 +1,5 @@
-"""Building blocks of the approximate minibatch MH tests (seeds 002, 004; Bardenet et al. 2014).
+"""Building blocks of the approximate minibatch MH tests (Korattikara et al. 2014; Seita et al. 2017;
+Bardenet et al. 2014).
 
 * :mod:`samplers.approx.seqtest`    sequential t-test with finite-population correction (K14 §4),
   critical-value tables, data drawn without replacement by a persistent partial Fisher-Yates.

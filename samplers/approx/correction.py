@@ -13,7 +13,7 @@ cubic (about 20 s at n = 4000).
 Sampling (all S17 code: U ~ U(0,1), binary search in cumsum(u), interpolation): our reading spreads
 the mass u_j uniformly on the cell [Y_j - V/(2n), Y_j + V/(2n)] (centred, so no half-cell shift), i.e.
 X_corr is a histogram density; the masses are renormalised to sum 1 (the clipped solution sums to
-1.000886 at n = 4000, sigma = 1, lambda = 10, notes §5).
+1.000886 at n = 4000, sigma = 1, lambda = 10).
 """
 
 from __future__ import annotations

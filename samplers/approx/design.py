@@ -1,4 +1,4 @@
-"""Error analysis and optimal design of the K14 sequential test (seed 002 §5, App. A, B, D).
+"""Error analysis and optimal design of the K14 sequential test (Korattikara et al. 2014 §5, App. A, B, D).
 
 Model (K14 App. A, Prop. 2): with batches drawn without replacement and s_l = sigma_l, the z-statistics
 z_j = (lbar_j - mu0)/sigma_{lbar,j} of the cumulative fractions pi_j = n_j/N form a Gaussian random walk
@@ -9,10 +9,10 @@ z_0 = 0, z_j | z_{j-1} ~ N(a_j mu_std + b_j z_{j-1}, v_j) with
 
 mu_std = (mu - mu0) sqrt(N - 1)/sigma_l. The test stops at the first j with |z_j| > G_j (Pocock:
 G_j = G = Phi^{-1}(1 - eps); Wang-Tsiatis: G_j = G_0 pi_j^(0.5 - alpha)); at pi_J = 1 it is exact.
-:func:`seq_dp` is the dynamic program of Chen's ``seq_test_dynprog.m`` (notes §2): L bins on each
-[-G_j, G_j], exit masses by the normal CDF, carried mass w N(centre; mean, v_j) renormalised to the
-unexited total, O(L^2 J) (stopped early once the unexited mass is < 1e-15). mu_std = 0 counts as
-"accept" (so its error is the early-reject mass); the error is symmetric in mu_std.
+:func:`seq_dp` is the dynamic program of Chen's ``seq_test_dynprog.m`` (the K14 authors' MATLAB code): L bins
+on each [-G_j, G_j], exit masses by the normal CDF, carried mass w N(centre; mean, v_j) renormalised to the
+unexited total, O(L^2 J) (stopped early once the unexited mass is < 1e-15). mu_std = 0 counts as "accept" (so
+its error is the early-reject mass); the error is symmetric in mu_std.
 """
 
 from __future__ import annotations

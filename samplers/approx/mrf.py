@@ -2,7 +2,7 @@
 
 D binary variables, one factor per unordered triple {i < j < k} (C(D, 3) factors; 161,700 for D = 100),
 each a 2x2x2 table of log-potentials drawn i.i.d. N(0, sd^2). K14 writes "log-normal LN(0, 0.02)";
-whether 0.02 is a variance or an sd is unstated (notes §4: as sd the conditional log-odds have sd about
+whether 0.02 is a variance or an sd is unstated (as an sd the conditional log-odds have sd about
 2 over the 4851 factors of a variable; as a variance the model is near-deterministic), so ``sd`` is a
 parameter (default 0.02). Tables are shifted by their minimum, as :func:`factor_graph.from_tables`.
 """

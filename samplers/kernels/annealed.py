@@ -1,4 +1,4 @@
-"""Annealed Gibbs with a linear cooling schedule (seed 003 §4.4 baseline; Stanford NER
+"""Annealed Gibbs with a linear cooling schedule (Chen et al. 2016 §4.4 baseline; Stanford NER
 CoolingSchedule / SequenceGibbsSampler).
 
 ``n_total`` sweeps k = 0..n_total-1 in the fixed order 0..n-1 at temperature

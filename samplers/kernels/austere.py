@@ -1,4 +1,4 @@
-"""AustereMH (Korattikara, Chen & Welling 2014, seed 002 Alg. 1) and its variants, in Numba.
+"""AustereMH (Korattikara, Chen & Welling 2014, Alg. 1) and its variants, in Numba.
 
 * ``austere_mh_c``  random-walk proposal + the K14 sequential t-test (:func:`seq_ttest`) with a fixed
   design (m, eps) — chosen beforehand (e.g. the worst-case design, S17 "AustereMH(c)").

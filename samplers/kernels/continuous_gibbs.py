@@ -1,4 +1,5 @@
-"""Gibbs samplers for continuous variables x_i in [a, b] (seed 000 §3, Alg. 3, App. C.1 Alg. 5, §4.2).
+"""Gibbs samplers for continuous variables x_i in [a, b] (Zhang & De Sa 2019 §3, Alg. 3, App. C.1 Alg. 5,
+§4.2).
 
 One kernel, six methods (``method``):
 

@@ -1,11 +1,11 @@
-"""DoubleMIN-Gibbs (De Sa, Chen & Wong 2018), RECONSTRUCTED (no public code; shared notes §6).
+"""DoubleMIN-Gibbs (De Sa, Chen & Wong 2018), RECONSTRUCTED (no public code).
 
 Proposal = the MGPMH local minibatch proposal (first batch, s_f ~ Poisson(lambda1 M_f / L) over A[i],
 v ∝ exp(eps_v)); the exact energy difference of MGPMH is replaced by a pseudo-marginal ratio of global
 MIN-style estimates (second batch, expected size lambda2): a fresh eps'_y of U(y) against the cached
 eps_x. Accept with min(1, exp(eps'_y - eps_x + eps_{x_i} - eps_v)); on acceptance cache eps'_y.
 Exact (pseudo-marginal MH with an unbiased estimate of exp(U) up to a constant); its efficiency
-degrades when the second batch is small (variance of eps; seed 000 §4.1).
+degrades when the second batch is small (variance of eps; Zhang & De Sa 2019 §4.1).
 
 n_evals = D * |distinct S1| + B2; ``trace_0`` = B1, ``trace_1`` = B2.
 """

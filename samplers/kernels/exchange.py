@@ -1,4 +1,4 @@
-"""Exchange algorithm (Murray, Ghahramani & MacKay 2006; seed 001 Alg. 4) for the Ising-parameter
+"""Exchange algorithm (Murray, Ghahramani & MacKay 2006; Yuan & Wang 2024 Alg. 4) for the Ising-parameter
 posterior of :mod:`samplers.targets.ising_param`.
 
 Per step: theta' ~ q(theta, .) (Gaussian or lattice random walk, :mod:`samplers.proposals`); if theta' is

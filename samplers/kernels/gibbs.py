@@ -1,7 +1,7 @@
 """Single-site Gibbs sampling on a discrete factor graph (random or systematic scan).
 
 One iteration = one variable update; its cost ("batch size") is D_i * |A[i]| factor evaluations
-(seed 000 Table 1: O(D Delta)). Systematic scan visits 0, 1, ..., n-1 cyclically.
+(Zhang & De Sa 2019 Table 1: O(D Delta)). Systematic scan visits 0, 1, ..., n-1 cyclically.
 """
 
 from __future__ import annotations

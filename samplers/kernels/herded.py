@@ -1,4 +1,4 @@
-"""Herded Gibbs (seed 003, Chen et al. JMLR 2016, Alg. 1 and §2, §4.3) on a discrete factor graph.
+"""Herded Gibbs (Chen et al. 2016, Alg. 1 and §2, §4.3) on a discrete factor graph.
 
 State ``(idx, x, W, seen, hkeys, fill)``:
 

@@ -1,13 +1,13 @@
 """Full-batch HMC with L leapfrog steps and unit mass (Neal 2011), exact gradient every step.
 
-A trajectory that leaves the support is rejected (as the papers do for truncated targets). Note: the
-seed-001 authors' RLR code reuses the start-of-step gradient in both half kicks (not reversible,
-notes §9.3); this is the correct leapfrog. ``recompute=True`` in :func:`hmc_sample` = the authors'
+A trajectory that leaves the support is rejected (as the papers do for truncated targets). Note:
+Yuan & Wang's (2024) RLR code reuses the start-of-step gradient in both half kicks (not reversible);
+this is the correct leapfrog. ``recompute=True`` in :func:`hmc_sample` = the authors'
 uncached energy (log pi and gradient evaluated again at the current theta every step; same chain,
 one more full-data pass per iteration; see :mod:`samplers.kernels.mh`).
 
 ``glen`` (default 0 = the exact gradient) replaces the force by ``glen * g / ||g||``
-(:func:`samplers.proposals.rescale_gradient`; the seed-001 authors' logistic HMC, notes §9.1). Kicks
+(:func:`samplers.proposals.rescale_gradient`; Yuan & Wang's (2024) logistic HMC). Kicks
 by any position-dependent force are shears, so the leapfrog stays volume preserving and reversible
 under momentum flip, and the accept step with the true H keeps the chain exact.
 """

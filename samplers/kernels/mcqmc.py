@@ -1,7 +1,7 @@
 """MCQMC Gibbs: systematic-scan Gibbs driven by a completely uniformly distributed (CUD) sequence
-(seed 003 §4.1 baseline; Chen, Dick & Owen 2011; Chen, Matsumoto, Nishimura & Owen 2012).
+(Chen et al. 2016 §4.1 baseline; Chen, Dick & Owen 2011; Chen, Matsumoto, Nishimura & Owen 2012).
 
-CUD sequence (Chen et al. 2012 LFSR construction, notes §5):
+CUD sequence (Chen, Matsumoto, Nishimura & Owen 2012 LFSR construction):
 
 * bits a_n of a maximal-length LFSR with primitive polynomial p(t) = t^m + sum_k c_k t^k:
   a_{n+m} = XOR_{c_k = 1} a_{n+k}, started from the window a_0 = 1, a_1..a_{m-1} = 0; period
@@ -28,7 +28,7 @@ from numba import njit
 
 from samplers.targets.factor_graph import FactorGraph, conditional_logits, sample_logits
 
-# Chen, Matsumoto, Nishimura & Owen (2012) table (notes §5): m -> (tap exponents k < m with c_k = 1, s)
+# Chen, Matsumoto, Nishimura & Owen (2012) table: m -> (tap exponents k < m with c_k = 1, s)
 LFSR_TABLE: dict[int, tuple[tuple[int, ...], int]] = {
     16: ((0, 2, 3, 5), 283),
     17: ((0, 3), 514),

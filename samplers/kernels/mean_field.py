@@ -1,4 +1,4 @@
-"""Naive mean field with damping D on a discrete factor graph (seed 003 §4.3 baseline; MLaPP §21.3,
+"""Naive mean field with damping D on a discrete factor graph (Chen et al. 2016 §4.3 baseline; MLaPP §21.3,
 PMTK meanFieldIsingGrid.m).
 
 q_i <- (1 - D) q_i + D softmax_v( sum_{f in A[i]} E_{q_-i}[phi_f(x_{i<-v}, x_-i)] ).

@@ -1,11 +1,11 @@
 """MGPMH — minibatch-Gibbs-proposal Metropolis-Hastings (De Sa, Chen & Wong 2018), RECONSTRUCTED.
 
-No public code or exact pseudo-code was available (see shared notes §6); this is the reconstruction:
+No public code or exact pseudo-code is available; this is the reconstruction:
 pick i; draw a local minibatch independent of the state, s_f ~ Poisson(lambda M_f / L) for f in A[i]
 (Poisson thinning degenerate: B ~ Poisson(lambda sum_{A[i]} M_f / L) draws from p_i(f) ∝ M_f, all kept);
 unbiased linear energy estimate eps_u = sum_f s_f (L / (lambda M_f)) phi_f(x_{i<-u}), shared by all D
 candidates; propose v ∝ exp(eps_v); accept with min(1, exp(U(y) - U(x)) exp(eps_{x_i} - eps_v)) where
-U(y) - U(x) is computed exactly over A[i] (the Delta term of seed 000 Table 1). Exact for any
+U(y) - U(x) is computed exactly over A[i] (the Delta term of Zhang & De Sa 2019 Table 1). Exact for any
 state-independent minibatch because forward and reverse proposals share the normaliser.
 
 n_evals = D * |distinct S| + 2 |A[i]|; ``trace_0`` = B (minibatch size).

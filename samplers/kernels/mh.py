@@ -5,14 +5,14 @@ One compiled kernel serves the three methods (they differ only in the proposal k
 gradient are cached at the current state, so each iteration evaluates all N data once at theta'
 (the "batch size" N). Proposals outside the support are rejected without evaluating the data.
 
-``recompute=True`` in :func:`mh_sample` is the seed-001 authors' code (notes exact_minibatch_mh.md,
-departures item 5): log pi (and its gradient) is evaluated again at the current theta every step
+``recompute=True`` in :func:`mh_sample` is Yuan & Wang's (2024) full-batch code:
+log pi (and its gradient) is evaluated again at the current theta every step
 instead of being cached, so an iteration costs 2N evaluations. The value is recomputed by the same
 compiled loop, bit for bit, so the chain is identical to the cached one: only its cost changes.
 
 ``glen`` (default 0 = the exact gradient) rescales the gradient of MALA / Barker to that length,
-``glen * g / ||g||`` (:func:`samplers.proposals.rescale_gradient`; the seed-001 authors' logistic
-code, notes §9.1-9.2). The state's ``grad`` then holds the rescaled gradient, at theta and theta'
+``glen * g / ||g||`` (:func:`samplers.proposals.rescale_gradient`; Yuan & Wang's (2024) logistic
+regression code). The state's ``grad`` then holds the rescaled gradient, at theta and theta'
 alike, so the chain is still exact.
 """
 

@@ -1,17 +1,18 @@
-"""MHminibatch (Seita, Pan, Chen & Canny 2017, seed 004 Alg. 1): Barker test with a correction variable.
+"""MHminibatch (Seita, Pan, Chen & Canny 2017, Alg. 1): Barker test with a correction variable.
 
 Lambda_i = N l_i (l_i = tempered ll_i(theta') - ll_i(theta)); Delta* = mean_batch(Lambda_i) - psi(1) with
 psi(1) = log[q(t'|t) p0(t)/(q(t|t') p0(t'))]; s^2 = var(Lambda_i)/b (sample variance, ddof 1, no
 finite-population correction, as S17). The batch (drawn without replacement, persistent partial
 Fisher-Yates) starts at m points and grows by m while s^2 >= sigma^2 (sigma = 1 in S17) or the
 Corollary-1 estimate eps = (6.4 E|X|^3 + 2 E|X|)/sqrt(b) exceeds ``delta``; X_i = standardised
-Lambda_i (moments from the batch; notes §5: Novak's bound is for unit-variance X). Then accept iff
+Lambda_i (moments from the batch: Novak's (2005) bound is for unit-variance X). Then accept iff
 Delta* + X_nc + X_corr > 0, X_nc ~ N(0, sigma^2 - s^2), X_corr ~ C_sigma (:mod:`samplers.approx.correction`).
 No u is drawn (BIDMach 853f4cc6). ``delta = inf`` skips the Corollary-1 check (as all authors' code).
 
 Conventions the paper leaves open: s^2 needs b >= 2 (grow otherwise); if the batch reaches all N data
 the exact Barker test is applied (accept iff Delta + logit(U) > 0), so with all data the kernel is the
-exact Barker chain. The authors' "|Delta*|/s > 5 => deterministic" shortcut (notes §10.2) is NOT used.
+exact Barker chain. The authors' "|Delta*|/s > 5 => deterministic" shortcut (in their code, not in the
+paper) is NOT used.
 Costs: ``n_evals`` = final batch size; trace 0 = 0 (no full-data pass).
 """
 

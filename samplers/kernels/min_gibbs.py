@@ -1,4 +1,4 @@
-"""MIN-Gibbs (De Sa, Chen & Wong 2018), RECONSTRUCTED (no public code; shared notes §6).
+"""MIN-Gibbs (De Sa, Chen & Wong 2018), RECONSTRUCTED (no public code).
 
 The state is augmented with a cached estimate eps_x of the global energy U(x). Global Poisson
 estimator: s_f ~ Poisson(lambda M_f / Psi) over all factors (B ~ Poisson(lambda) draws from the global

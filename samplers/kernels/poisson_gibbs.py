@@ -1,4 +1,4 @@
-"""Poisson-minibatching Gibbs on a discrete factor graph (seed 000 Alg. 2 with the Alg. 4 sampler).
+"""Poisson-minibatching Gibbs on a discrete factor graph (Zhang & De Sa 2019 Alg. 2 with the Alg. 4 sampler).
 
 One iteration: pick i ~ Unif{0..n-1}; draw the auxiliary counts s_f ~ Poisson(lambda M_f / L + phi_f(x))
 for f in A[i] by Poisson thinning (App. A, Alg. 4): B ~ Poisson(Lambda_i), Lambda_i = sum_{A[i]}
@@ -42,7 +42,7 @@ MUT_NONE, MUT_RATE_PLUS_ONE, MUT_THIN_WRONG, MUT_NO_MULTIPLICITY = 0, 1, 2, 3
 
 
 def local_max_energy(fg: FactorGraph) -> float:
-    """L = max_i sum_{f in A[i]} M_f (seed 000 §1.1)."""
+    """L = max_i sum_{f in A[i]} M_f (Zhang & De Sa 2019 §1.1)."""
     return float(max(fg.M[fg.var_fac[fg.var_ptr[i] : fg.var_ptr[i + 1]]].sum() for i in range(fg.n)))
 
 

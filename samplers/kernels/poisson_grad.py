@@ -1,4 +1,4 @@
-"""Locally balanced PoissonMH (seed 001 Alg. 2, App. D): ``poisson_mala`` and ``poisson_barker``.
+"""Locally balanced PoissonMH (Yuan & Wang 2024 Alg. 2, App. D): ``poisson_mala`` and ``poisson_barker``.
 
 One kernel, parameterised by the proposal kind of :mod:`samplers.proposals` (Langevin or Barker,
 Gaussian or lattice). Per step (Case 2 of Alg. 1, omega_1 = omega_2 = s):

@@ -1,4 +1,4 @@
-"""PoissonMH (Zhang & De Sa 2019; seed 001 Alg. 5, minibatch by Alg. 8): ``poisson_mh``.
+"""PoissonMH (Zhang & De Sa 2019; Yuan & Wang 2024 Alg. 5, minibatch by Alg. 8): ``poisson_mh``.
 
 Target ``pi(theta) ∝ prior(theta) exp(sum_i phi_i(theta))`` with ``0 <= phi_i <= M_i``, ``L = sum M_i``.
 Per step: theta' ~ q (random walk, Gaussian or lattice); counts ``s_i ~ Poi(lam M_i / L + phi_i(theta))``
@@ -79,7 +79,7 @@ COUNTS_MODES = ("sparse", "dense")
 
 def counts_flag(counts: str) -> bool:
     """``counts="sparse"`` (the kernels as published: the draws in a length-B buffer, O(B) an iteration)
-    or ``"dense"``: plus the seed-001 authors' bookkeeping (:func:`dense_recount`), a timing variant of
+    or ``"dense"``: plus Yuan & Wang's (2024) bookkeeping (:func:`dense_recount`), a timing variant of
     the minibatch side as ``energy="recompute"`` is of the full-batch side. True for dense."""
     if counts not in COUNTS_MODES:
         raise ValueError(f"counts must be one of {COUNTS_MODES}, got {counts!r}")
@@ -88,7 +88,7 @@ def counts_flag(counts: str) -> bool:
 
 @njit(cache=True)
 def dense_recount(t: TallData, theta: np.ndarray, buf: np.ndarray, B: int, err: np.ndarray) -> int:
-    """The authors' Poisson minibatch bookkeeping after a step (notes exact_minibatch_mh.md §9 item 5): a
+    """The authors' Poisson minibatch bookkeeping after a step (Yuan & Wang 2024 code): a
     length-N count vector allocated, filled from the step's draws ``buf[:B]`` (its thinned-out
     candidates too: >= 99 % are kept on the paper's problems), scanned over all N for the minibatch S
     (collected into a fresh index array, as Julia's ``findall`` does), and phi_i(theta) recomputed on S,

@@ -1,6 +1,6 @@
 """Reversible-jump MCMC for Bayesian variable selection in logistic regression (Korattikara, Chen &
-Welling 2014 "K14", seed 002 §6.3 and App. E; Green 1995), with the exact MH test or the K14
-sequential t-test (:func:`samplers.approx.seqtest.seq_ttest`, reused, not copied).
+Welling 2014, "K14", §6.3 and App. E; Green 1995), with the exact MH test or the K14 sequential t-test
+(:func:`samplers.approx.seqtest.seq_ttest`, reused, not copied).
 
 State. ``theta`` is the full D-vector of coefficients; feature j is in the model (gamma_j = 1) iff
 ``theta[j] != 0`` (active coefficients are never exactly 0: such proposals are rejected, a set of
@@ -8,7 +8,7 @@ measure zero in the continuous version and impossible on the lattice, whose poin
 (i + 1/2) h). The likelihood is the LOGISTIC kind of :mod:`samplers.targets.tall` evaluated at the
 full vector (inactive entries are 0), so the per-datum l_i of the test are those of the tall target.
 
-Target (K14 §6.3, App. E; notes/approximate_tests.md): p(beta_j | nu) = e^{-|beta_j|/nu} / (2 nu) for
+Target (K14 §6.3, App. E): p(beta_j | nu) = e^{-|beta_j|/nu} / (2 nu) for
 active j, p(nu) ~ 1/nu, p(gamma | lambda) ~ lambda^k / (C(D, k) k!) (right-truncated Poisson, k =
 |gamma| >= 1). Integrating nu out gives, up to a constant,
 
@@ -18,7 +18,7 @@ where lambda' = lambda / 2 absorbs the 2^{-k} of the Laplace normaliser (K14's m
 we expose ``log_lam`` = log lambda' and say so). k = 0 has zero mass (B(0, .) = inf is the
 improper limit), so the chain stays in k >= 1.
 
-Moves (K14 App. E; the move probabilities of Chen et al. 2011 are not given in K14, ASSUMPTION):
+Moves (K14 App. E; the move probabilities of Chen, Wang & McKeown 2011 are not given in K14, ASSUMPTION):
 birth with probability ``p_bd`` if k < D, death with probability ``p_bd`` if k > 1, update otherwise.
 
 * update: pick an active j uniformly, beta_j' = beta_j + sigma_u N(0, 1) (lattice: +- h);

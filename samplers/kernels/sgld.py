@@ -2,8 +2,8 @@
 
 theta' = theta + sigma^2/2 * g_B(theta) + sigma * xi with g_B = grad log prior + (N/b) sum_{i in B} grad ll_i,
 B uniform without replacement (partial Fisher-Yates on a persistent permutation: O(b) per iteration,
-no allocation). No MH correction (biased by design). Moves leaving the support are dropped, as in the
-seed-001 authors' code. The shared minibatch routine :func:`uniform_minibatch` is reused by Tuna-SGLD.
+no allocation). No MH correction (biased by design). Moves leaving the support are dropped, as in
+Yuan & Wang's (2024) code. The shared minibatch routine :func:`uniform_minibatch` is reused by Tuna-SGLD.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TunaMH (Zhang, Cooper & De Sa 2020; seed 001 Alg. 6, minibatch by Alg. 9): ``tuna_mh``.
+"""TunaMH (Zhang, Cooper & De Sa 2020; Yuan & Wang 2024 Alg. 6, minibatch by Alg. 9): ``tuna_mh``.
 
 Target ``pi ∝ prior(theta) exp(-sum_i U_i)`` with ``U_i = -ll_i`` and
 ``|U_i(theta') - U_i(theta)| <= c_i M(theta, theta')``, ``M = ||theta' - theta||_2``, ``C = sum c_i``.
@@ -11,7 +11,7 @@ probability ``(lam c_i + C phi_i) / (lam c_i + C c_i M)``);
 
 ``n_evals`` = B; per-datum evaluations (first extra trace) = 2B (U_i at theta and theta').
 :func:`tuna_log_ratio` is shared with Tuna-SGLD; its work is :func:`tuna_ratio_core`, compiled without
-reference counting (:data:`samplers.hotloop.NO_REFCOUNT`; docs/performance.md §4.26).
+reference counting (:data:`samplers.hotloop.NO_REFCOUNT`; docs/performance.md §7.5).
 """
 
 from __future__ import annotations
@@ -160,13 +160,13 @@ def tuna_ratio_core(
         ci = rows[i, cc]
         cm = ci * Md
         # du = U(theta') - U(theta) = ll(theta) - ll(theta')
-        if quad:  # the difference of squares, factorised (docs/performance.md §4.16)
+        if quad:  # the difference of squares, factorised (docs/performance.md §7.6)
             du = -0.5 * beta * quadratic_diff(rows, v, sp, i)
-        elif kind == RLR:  # crlr log[(nu + r0^2) / (nu + r1^2)], one log1p; r0 - r1 = -e (§4.16)
+        elif kind == RLR:  # crlr log[(nu + r0^2) / (nu + r1^2)], one log1p; r0 - r1 = -e (§7.6)
             z1, e = pair_z(rows, i, theta_p, v)  # (x^T theta', x^T (theta - theta') = r1 - r0)
             r1 = rows[i, cy] - z1
             du = crlr * math.log1p(e * (e - 2.0 * r1) / (nu + r1 * r1))
-        elif kind == LOGISTIC:  # -beta [f(sg z0) - f(sg z1)], f(z) = log(1 + e^z), with one log (§4.16)
+        elif kind == LOGISTIC:  # -beta [f(sg z0) - f(sg z1)], f(z) = log(1 + e^z), with one log (§7.6)
             z1, e = pair_z(X, i, theta_p, v)  # (x^T theta', x^T (theta - theta'))
             sg = -1.0 if y[i] > 0.5 else 1.0
             du = -beta * log1pexp_diff(sg * z1, sg * e)
@@ -180,7 +180,7 @@ def tuna_ratio_core(
         ph = min(max(0.5 * du + 0.5 * cm, 0.0), cm)
         a = lam_c * ci
         # about half the candidates are kept (a ~ 0 at the paper's chi), so a branch on the coin would
-        # be mispredicted half the time (~9 ns a candidate: docs/performance.md §4.15); instead each
+        # be mispredicted half the time (~9 ns a candidate: docs/performance.md §7.6); instead each
         # ratio is written, without a branch, to the consumed head of the candidate buffer, and nk
         # advances only if kept
         k = keep_at(zc, a, ph, cm)
@@ -272,7 +272,7 @@ def tuna_mh_sample(
 
     The body is :func:`tuna_mh_step` written out, not called: binding the step's 16 arguments (Numba
     IR inlining, or a call) cost an NRT incref / decref pair per array argument per iteration, ~0.12 µs
-    (TG fixed part 0.78 -> 0.66 µs, RR iteration 1.42 -> 1.30 µs: docs/performance.md §4.16).
+    (TG fixed part 0.78 -> 0.66 µs, RR iteration 1.42 -> 1.30 µs: docs/performance.md §7.6).
     ``tests/test_exact_mh.py::test_tuna_mh_sample_equals_its_step`` checks that the two give
     the same chains bit for bit, so verify's checks of the step hold for this loop."""
     d = theta.shape[0]

@@ -1,4 +1,4 @@
-"""Tuna-SGLD (seed 001 Alg. 3, §3.2.2): Metropolised SGLD with two independent minibatches.
+"""Tuna-SGLD (Yuan & Wang 2024 Alg. 3, §3.2.2): Metropolised SGLD with two independent minibatches.
 
 omega_1 = B, a uniform K-subset (shared routine :func:`samplers.kernels.sgld.uniform_minibatch`), gives
 ``g_B(theta) = grad log prior + (N/K) sum_{i in B} grad ll_i(theta)``; the proposal is Langevin with
@@ -9,11 +9,11 @@ the gradient at theta' from the *same* B.
 Drift variants (``drift``):
 
 * ``DRIFT_PAPER`` (0): mean ``theta + (eps^2/2) g_B(theta)``, covariance ``eps^2 I`` (paper, §3.2.2);
-* ``DRIFT_NORMALIZED`` (1): the authors' logistic code (notes §9.1, ``tuna_sgld_proposal!``) normalises
+* ``DRIFT_NORMALIZED`` (1): Yuan & Wang's (2024) logistic code (``tuna_sgld_proposal!``) normalises
   the minibatch gradient and applies the N/K scale after it: g -> ``(N/K) 2 g / ||g||``, i.e. mean
   ``theta + eps^2 (N/K) g_B / ||g_B||`` (a drift of length eps^2 N/K). Still exact: forward and
-  reverse densities use the same map. (Before 2026-11-23 the N/K factor was missing here: a drift
-  578x too short on MNIST 3v5 at K = 20; found by the MNIST grid runs.)
+  reverse densities use the same map. Without the N/K factor the drift would be 578x too short on
+  MNIST 3v5 at K = 20.
 
 Proposal kinds: ``LANGEVIN_GAUSS`` (the method) or ``LANGEVIN_LATTICE`` (finite family for the exact
 matrix checks); the drift map is applied to the gradient before it enters :mod:`samplers.proposals`.

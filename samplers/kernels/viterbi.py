@@ -1,4 +1,5 @@
-"""Viterbi (max-sum) decoding: the exact MAP of a batch of linear-chain models (seed 003 §4.4 reference).
+"""Viterbi (max-sum) decoding: the exact MAP of a batch of linear-chain models (the reference of Chen et al.
+2016 §4.4).
 
 A batch is given by ``ptr`` (sentence t spans tokens ptr[t]:ptr[t+1]), ``unary`` (N, K) scores and a
 shared ``trans`` (K, K) score, trans[a, b] for label a followed by b. The score of a labelling is

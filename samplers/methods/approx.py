@@ -1,11 +1,12 @@
-"""Approximate minibatch MH tests (seeds 002, 004; Bardenet et al. 2014): registrations and wrappers.
+"""Approximate minibatch MH tests (Korattikara et al. 2014; Seita et al. 2017; Bardenet et al. 2014):
+registrations and wrappers.
 
-Methods (DESIGN.md ids): ``austere_mh_c``, ``austere_mh_nc``, ``mh_minibatch``, ``mh_sublhd``,
+Methods (canonical ids): ``austere_mh_c``, ``austere_mh_nc``, ``mh_minibatch``, ``mh_sublhd``,
 ``sgld_austere``, ``austere_gibbs``. All are biased by design (``exact=False``). Every result has
 ``n_evals`` = data (or factor look-ups) used by the test per iteration and ``extra["trace_0"]`` = data
 touched by a full-data pass in that iteration (AustereMH(nc)'s mu_std, MHSubLhd's C_{theta,theta'});
-``extra["full_pass_evals"]`` is its total. Targets: the MNIST logistic tasks of seeds 002/004 and the
-dense triple MRF of K14 App. F.
+``extra["full_pass_evals"]`` is its total. Targets: the MNIST logistic tasks of K14 / S17 and the dense
+triple MRF of K14 App. F.
 """
 
 from __future__ import annotations
@@ -546,7 +547,7 @@ METHODS = [
             **_GRID,
         },
         False,
-        "seed 002 Alg. 1; seed 004 §6",
+        "Korattikara, Chen & Welling 2014 Alg. 1; Seita et al. 2017 §6",
         "AustereMH: sequential t-test, fixed (or worst-case-designed) m, eps",
         twin="rwm",
     ),
@@ -565,7 +566,7 @@ METHODS = [
             **_GRID,
         },
         False,
-        "seed 004 §6, App. C.2.1",
+        "Seita et al. 2017 §6, App. C.2.1",
         "AustereMH(nc): per-iteration design from a full-data mu_std (cost reported)",
         twin="rwm",
     ),
@@ -585,7 +586,7 @@ METHODS = [
             **_GRID,
         },
         False,
-        "seed 004 Alg. 1",
+        "Seita et al. 2017 Alg. 1",
         "MHminibatch: Barker test with Gaussian + correction noise",
         twin="barker",
     ),
@@ -607,7 +608,7 @@ METHODS = [
         ("continuous",),
         {"step": 0.01, "batch": 500, "m": 500, "eps": 0.5},
         False,
-        "seed 002 §6.4",
+        "Korattikara, Chen & Welling 2014 §6.4",
         "SGLD proposal + approximate MH test",
         twin="sgld",
     ),
@@ -618,7 +619,7 @@ METHODS = [
         ("discrete",),
         {"m": 500, "eps": 0.05, "scan": "random"},
         False,
-        "seed 002 App. F",
+        "Korattikara, Chen & Welling 2014 App. F",
         "Gibbs with the sequential test over factors (binary MRF)",
         step_param=None,
         twin="gibbs",
@@ -630,7 +631,7 @@ METHODS = [
         ("variable_selection",),
         {"step": 0.01, **_RJ_DEFAULTS},
         True,
-        "seed 002 §6.3, App. E",
+        "Korattikara, Chen & Welling 2014 §6.3, App. E",
         "reversible-jump variable selection (update/birth/death), exact MH test",
     ),
     MethodSpec(
@@ -640,7 +641,7 @@ METHODS = [
         ("variable_selection",),
         {"step": 0.01, "m": 500, "eps": 0.05, **_RJ_DEFAULTS},
         False,
-        "seed 002 §6.3, App. E",
+        "Korattikara, Chen & Welling 2014 §6.3, App. E",
         "reversible-jump variable selection with the K14 sequential test",
         twin="rjmcmc_exact",
     ),
@@ -845,7 +846,7 @@ TARGETS = [
         "continuous",
         build_logistic_tempered,
         {"prior_prec": 0.0, "temperature": 100.0},
-        "seed 004 §6.2",
+        "Seita et al. 2017 §6.2",
         "logistic regression MNIST 1v7 (13k), raw pixels, K = 100",
         data="mnist_1v7",
     ),
@@ -854,7 +855,7 @@ TARGETS = [
         "continuous",
         build_logistic_tempered,
         {"prior_prec": 0.0, "temperature": 100.0},
-        "seed 004 §6.2",
+        "Seita et al. 2017 §6.2",
         "logistic regression MNIST 1v7 augmented to 100k, K = 100",
         data="mnist_1v7_100k",
     ),
@@ -863,7 +864,7 @@ TARGETS = [
         "continuous",
         build_logistic_tempered,
         {"prior_prec": 10.0, "temperature": 1.0},
-        "seed 002 §6.1",
+        "Korattikara, Chen & Welling 2014 §6.1",
         "logistic regression MNIST 7v9, 50 PCA, Gaussian prior precision 10",
         data="mnist_7v9",
     ),
@@ -872,7 +873,7 @@ TARGETS = [
         "continuous",
         build_linreg_l1,
         {"N": 10_000, "slope": 0.5, "lam": 3.0, "lam0": 4950.0, "x_law": "uniform", "n_grid": 20001},
-        "seed 002 §6.4",
+        "Korattikara, Chen & Welling 2014 §6.4",
         "L1-regularised 1-d linear regression (Laplace prior), exact posterior by quadrature",
         smoke={"N": 2000, "lam0": 990.0, "n_grid": 4001},
     ),
@@ -881,7 +882,7 @@ TARGETS = [
         "continuous",
         build_ica,
         {"N": 1_950_000, "D": 4},
-        "seed 002 §6.2",
+        "Korattikara, Chen & Welling 2014 §6.2",
         "square ICA with logistic sources (1/(4 cosh^2)), flat prior, whitened synthetic mixtures",
         smoke={"N": 20_000},
     ),
@@ -890,7 +891,7 @@ TARGETS = [
         "variable_selection",
         build_rj_synth,
         {"N": 5000, "D": 11, "n_true": 3},
-        "seed 002 §6.3 (synthetic stand-in)",
+        "Korattikara, Chen & Welling 2014 §6.3 (synthetic stand-in)",
         "synthetic logistic variable selection (10 features + constant, 3 relevant) for RJMCMC",
         smoke={"N": 1000},
     ),
@@ -899,7 +900,7 @@ TARGETS = [
         "variable_selection",
         build_rj_miniboone,
         {},
-        "seed 002 §6.3",
+        "Korattikara, Chen & Welling 2014 §6.3",
         "MiniBooNE logistic variable selection (50 features + constant, 80/20 split)",
         data="miniboone",
     ),
@@ -908,7 +909,7 @@ TARGETS = [
         "discrete",
         build_dense_mrf,
         {"D": 100, "sd": 0.02},
-        "seed 002 App. F",
+        "Korattikara, Chen & Welling 2014 App. F",
         "dense binary MRF with all triple potentials",
         smoke={"D": 12},
     ),

@@ -1,8 +1,9 @@
 """Full-batch baselines (``rwm mala barker hmc sgld gibbs``) and the synthetic targets they share.
 
-Methods: DESIGN.md canonical ids. Targets: seed 001 App. F (truncated Gaussian, robust regression,
-logistic regression), the Welling-Teh mixture (seed 004 §6.1, seed 000 App. D.2), a Gaussian location
-model with a closed-form posterior (tests), tiny enumerable grid versions, and small Potts/Ising graphs.
+Methods: the registry's canonical ids. Targets: Yuan & Wang 2024 App. F (truncated Gaussian, robust
+regression, logistic regression), the Welling-Teh mixture (Seita et al. 2017 §6.1, Zhang & De Sa 2019 App.
+D.2), a Gaussian location model with a closed-form posterior (tests), tiny enumerable grid versions, and small
+Potts/Ising graphs.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ ENERGY_MODES = ("cached", "recompute")
 
 def energy_flag(energy: str) -> bool:
     """``energy="cached"`` (the algorithm as published: log pi cached at the current state) or
-    ``"recompute"`` (the seed-001 authors' full-batch code: log pi, and its gradient, evaluated at
-    theta and theta' every step; same chain, 2N evaluations per iteration; notes
-    exact_minibatch_mh.md, departures item 5). Returns the kernels' ``recompute`` flag."""
+    ``"recompute"`` (Yuan & Wang's (2024) full-batch code: log pi, and its gradient, evaluated at
+    theta and theta' every step; same chain, 2N evaluations per iteration). Returns the kernels'
+    ``recompute`` flag."""
     if energy not in ENERGY_MODES:
         raise ValueError(f"energy must be one of {ENERGY_MODES}, got {energy!r}")
     return energy == "recompute"
@@ -60,8 +61,8 @@ def energy_flag(energy: str) -> bool:
 
 def grad_flag(method: str, grad: str) -> float:
     """``grad="exact"`` (the algorithms as published, default), ``"normalized"`` (2 g / ||g||) or
-    ``"authors"`` (the seed-001 authors' logistic code: 2 g / ||g||, Barker with the sign of grad U;
-    notes exact_minibatch_mh.md §9.1-9.2); returns the kernels' ``glen``
+    ``"authors"`` (Yuan & Wang's (2024) logistic code: 2 g / ||g||, Barker with the sign of grad U);
+    returns the kernels' ``glen``
     (:func:`samplers.proposals.gradient_length`). Only the gradient methods accept a non-exact mode."""
     if method not in ("mala", "barker", "hmc") and grad != "exact":
         raise ValueError(f"grad={grad!r}: {method} uses no gradient (only 'exact' is valid)")
@@ -282,7 +283,8 @@ def _ss(seed) -> np.random.Generator:
 def truncated_normal_draws(
     rng: np.random.Generator, mean: np.ndarray, sd: np.ndarray, lo: float, hi: float, n: int
 ) -> np.ndarray:
-    """Exact draws of N(mean, diag(sd^2)) restricted to the box [lo, hi]^d by rejection (seed 001 §5.1)."""
+    """Exact draws of N(mean, diag(sd^2)) restricted to the box [lo, hi]^d by rejection (Yuan & Wang 2024
+    §5.1)."""
     out = np.empty((0, mean.shape[0]))
     while out.shape[0] < n:
         z = mean + sd * rng.standard_normal((max(2 * (n - out.shape[0]), 1000), mean.shape[0]))
@@ -306,7 +308,7 @@ def _box_init(lo: float, hi: float, d: int):
 
 
 def build_truncated_gaussian(seed, N: int, d: int, beta: float, K: float) -> Problem:
-    """Seed 001 §5.1: posterior N(ybar, Sigma/(N beta)) truncated to [-K, K]^d."""
+    """Yuan & Wang 2024 §5.1: posterior N(ybar, Sigma/(N beta)) truncated to [-K, K]^d."""
     N, d = _sizes(N=N, d=d)
     Y, s2 = tall.make_truncated_gaussian_data(_ss(seed), N, d)
     model = tall.truncated_gaussian(Y, s2, beta=beta, K=K)
@@ -331,7 +333,7 @@ def build_truncated_gaussian(seed, N: int, d: int, beta: float, K: float) -> Pro
 
 
 def build_robust_regression(seed, N: int, d: int, beta: float, nu: float, R: float) -> Problem:
-    """Seed 001 §5.2 (theta* = 1)."""
+    """Yuan & Wang 2024 §5.2 (theta* = 1)."""
     N, d = _sizes(N=N, d=d)
     X, y = tall.make_regression_data(_ss(seed), N, d)
     model = tall.robust_regression(X, y, beta=beta, nu=nu, R=R)
@@ -352,7 +354,8 @@ def build_robust_regression(seed, N: int, d: int, beta: float, nu: float, R: flo
 
 
 def build_logistic(seed, data: dict, prior_prec: float, beta: float) -> Problem:
-    """Seed 001 §5.3 / seed 002 §6.1: ``data`` has X_train, y_train (0/1), X_test, y_test."""
+    """Yuan & Wang 2024 §5.3 / Korattikara et al. 2014 §6.1: ``data`` has X_train, y_train (0/1), X_test,
+    y_test."""
     X = np.asarray(data["X_train"])
     model = tall.logistic_regression(X, data["y_train"], prior_prec=prior_prec, beta=beta)
     d = X.shape[1]
@@ -367,7 +370,8 @@ def build_logistic(seed, data: dict, prior_prec: float, beta: float) -> Problem:
 
 
 def build_mixture(seed, N: int, temperature: float, box: float | None) -> Problem:
-    """Welling & Teh mixture at theta = (0, 1); seed 004 §6.1 (K = 1e4), seed 000 App. D.2 (box 6)."""
+    """Welling & Teh mixture at theta = (0, 1); Seita et al. 2017 §6.1 (K = 1e4), Zhang & De Sa 2019 App. D.2
+    (box 6)."""
     (N,) = _sizes(N=N)
     if box is not None:
         check_positive("box", box)
@@ -491,7 +495,7 @@ def build_random_ising(seed, n: int, density: float, scale: float) -> Problem:
 
 
 def _local_max_energy(fg: fgm.FactorGraph) -> float:
-    """L = max_i sum_{f in A[i]} M_f (seed 000 §2)."""
+    """L = max_i sum_{f in A[i]} M_f (Zhang & De Sa 2019 §2)."""
     return max(fg.M[fg.var_fac[fg.var_ptr[i] : fg.var_ptr[i + 1]]].sum() for i in range(fg.n))
 
 
@@ -501,7 +505,7 @@ TARGETS = [
         "continuous",
         build_truncated_gaussian,
         {"N": 100_000, "d": 20, "beta": 1e-5, "K": 3.0},
-        "seed 001 §5.1, App. F.1",
+        "Yuan & Wang 2024 §5.1, App. F.1",
         "heterogeneous truncated Gaussian",
         smoke={"N": 2_000, "d": 5, "beta": 5e-4},
     ),
@@ -510,7 +514,7 @@ TARGETS = [
         "continuous",
         build_robust_regression,
         {"N": 100_000, "d": 10, "beta": 1e-4, "nu": 4.0, "R": 15.0},
-        "seed 001 §5.2, App. F.2",
+        "Yuan & Wang 2024 §5.2, App. F.2",
         "robust (Student-t) linear regression on a ball",
         smoke={"N": 2_000, "d": 3, "beta": 5e-3},
     ),
@@ -519,7 +523,7 @@ TARGETS = [
         "continuous",
         build_logistic,
         {"prior_prec": 0.0, "beta": 1.0},
-        "seed 001 §5.3, App. F.3",
+        "Yuan & Wang 2024 §5.3, App. F.3",
         "Bayesian logistic regression (data-backed)",
         data="mnist_3v5",
     ),
@@ -528,7 +532,7 @@ TARGETS = [
         "continuous",
         build_mixture,
         {"N": 1_000_000, "temperature": 1e4, "box": None},
-        "seed 004 §6.1; seed 000 App. D.2",
+        "Seita et al. 2017 §6.1; Zhang & De Sa 2019 App. D.2",
         "two-component mixture with tied means (Welling & Teh)",
         smoke={"N": 10_000, "temperature": 1e2},
     ),
@@ -545,7 +549,7 @@ TARGETS = [
         "continuous",
         build_tiny_grid,
         {"kind": "truncated_gaussian", "N": 4, "d": 1, "h": 0.25, "half_width": 1.5},
-        "seed 001 App. F (enumerable)",
+        "Yuan & Wang 2024 App. F (enumerable)",
         "tiny enumerable lattice version of a tall target",
     ),
     TargetSpec(
@@ -553,7 +557,7 @@ TARGETS = [
         "discrete",
         build_potts_grid,
         {"rows": 2, "cols": 2, "D": 3, "beta": 1.0, "coupling": "nearest", "gamma": 1.5},
-        "seed 000 §4.1 (small)",
+        "Zhang & De Sa 2019 §4.1 (small)",
         "Potts model on a small lattice",
     ),
     TargetSpec(

@@ -1,9 +1,9 @@
-"""Exact minibatch MH family (seed 001; Zhang & De Sa 2019; Zhang, Cooper & De Sa 2020):
+"""Exact minibatch MH family (Yuan & Wang 2024; Zhang & De Sa 2019; Zhang, Cooper & De Sa 2020):
 ``poisson_mh tuna_mh poisson_mala poisson_barker tuna_sgld exchange`` + the ``ising_param`` target.
 
 Hyperparameters as in the papers: ``lam_mult`` with ``lambda = lam_mult * L^2`` (PoissonMH family,
-seed 001 §5.1 uses 5e-4), ``chi`` for TunaMH (``lambda = chi C^2 M(theta, theta')^2``), ``step`` = the
-proposal scale sigma of :mod:`samplers.proposals` (the seed-001 authors' MALA ``h`` is ``sigma / sqrt 2``).
+Yuan & Wang 2024 §5.1 uses 5e-4), ``chi`` for TunaMH (``lambda = chi C^2 M(theta, theta')^2``), ``step`` = the
+proposal scale sigma of :mod:`samplers.proposals` (Yuan & Wang's (2024) MALA ``h`` is ``sigma / sqrt 2``).
 Each wrapper validates its inputs with ValueError, builds the candidate rows with their alias table once
 (:func:`candidate_rows`, outside the timed loop), runs the compiled chain through
 :func:`samplers.run.drive`, and raises ValueError if the kernel
@@ -183,9 +183,9 @@ run_poisson_mh = _poisson_runner(
     "rw",
     PM.poisson_mh_init,
     PM.poisson_mh_sample,
-    "PoissonMH with a random-walk proposal (seed 001 Alg. 5).",
+    "PoissonMH with a random-walk proposal (Yuan & Wang 2024 Alg. 5).",
 )
-_GRAD_DOC = "{} (seed 001 Alg. 2, App. D; samplers.kernels.poisson_grad)."
+_GRAD_DOC = "{} (Yuan & Wang 2024 Alg. 2, App. D; samplers.kernels.poisson_grad)."
 run_poisson_mala = _poisson_runner(
     "poisson_mala", "mala", PG.poisson_grad_init, PG.poisson_grad_sample, _GRAD_DOC.format("poisson_mala")
 )
@@ -212,7 +212,7 @@ def run_tuna_mh(
     x0=None,
     progress=None,
 ) -> ChainResult:
-    """TunaMH with a random-walk proposal (seed 001 Alg. 6)."""
+    """TunaMH with a random-walk proposal (Yuan & Wang 2024 Alg. 6)."""
     model = _tall(problem)
     check_positive("step", step)
     prop = _prop("rw", proposal, h, K)
@@ -250,7 +250,7 @@ def run_tuna_sgld(
     x0=None,
     progress=None,
 ) -> ChainResult:
-    """Tuna-SGLD (seed 001 Alg. 3); ``drift="normalized"`` is the authors' code variant (notes §9.1)."""
+    """Tuna-SGLD (Yuan & Wang 2024 Alg. 3); ``drift="normalized"`` is the authors' code variant."""
     model = _tall(problem)
     check_positive("step", step)
     check_positive("batch", batch, integer=True)
@@ -299,7 +299,7 @@ def run_exchange(
     x0=None,
     progress=None,
 ) -> ChainResult:
-    """Exchange algorithm (seed 001 Alg. 4) on the Ising-parameter posterior."""
+    """Exchange algorithm (Yuan & Wang 2024 Alg. 4) on the Ising-parameter posterior."""
     if not isinstance(problem.model, IP.IsingParam):
         raise ValueError(f"exchange needs an ising_param target, got {problem.name}")
     check_positive("step", step)
@@ -334,7 +334,7 @@ METHODS = [
         ("continuous",),
         {"step": 0.1, "lam_mult": 5e-4, **_RW, "counts": "sparse"},
         True,
-        "Zhang & De Sa 2019; seed 001 Alg. 5",
+        "Zhang & De Sa 2019; Yuan & Wang 2024 Alg. 5",
         "PoissonMH: random walk + Poisson-minibatch ratio estimator",
         twin="rwm",
     ),
@@ -345,7 +345,7 @@ METHODS = [
         ("continuous",),
         {"step": 0.1, "lam_mult": 5e-4, **_RW, "counts": "sparse"},
         True,
-        "seed 001 Alg. 2, App. D",
+        "Yuan & Wang 2024 Alg. 2, App. D",
         "Poisson-MALA: Langevin proposal with the Poisson-minibatch surrogate gradient",
         twin="mala",
     ),
@@ -356,7 +356,7 @@ METHODS = [
         ("continuous",),
         {"step": 0.1, "lam_mult": 5e-4, **_RW, "counts": "sparse"},
         True,
-        "seed 001 Alg. 2, App. D",
+        "Yuan & Wang 2024 Alg. 2, App. D",
         "Poisson-Barker: Barker proposal with the Poisson-minibatch surrogate gradient",
         twin="barker",
     ),
@@ -367,7 +367,7 @@ METHODS = [
         ("continuous",),
         {"step": 0.1, "chi": 1e-5, **_RW},
         True,
-        "Zhang, Cooper & De Sa 2020; seed 001 Alg. 6",
+        "Zhang, Cooper & De Sa 2020; Yuan & Wang 2024 Alg. 6",
         "TunaMH: random walk + Lipschitz-bounded Poisson-minibatch ratio",
         twin="rwm",
     ),
@@ -378,7 +378,7 @@ METHODS = [
         ("continuous",),
         {"step": 0.01, "chi": 1e-5, "batch": 20, "drift": "paper", **_RW},
         True,
-        "seed 001 Alg. 3",
+        "Yuan & Wang 2024 Alg. 3",
         "Tuna-SGLD: SGLD proposal, TunaMH acceptance (exact)",
         twin="mala",
     ),
@@ -389,7 +389,7 @@ METHODS = [
         ("ising_param",),
         {"step": 0.05, **_RW},
         True,
-        "Murray et al. 2006; seed 001 Alg. 4",
+        "Murray et al. 2006; Yuan & Wang 2024 Alg. 4",
         "exchange algorithm with exact auxiliary draws (enumeration / CFTP)",
     ),
 ]
@@ -440,7 +440,7 @@ TARGETS = [
         "ising_param",
         build_ising_param,
         {"rows": 8, "cols": 8, "theta_true": 0.25, "m": 4, "lo": 0.0, "hi": 0.6, "aux": "cftp"},
-        "seed 001 Alg. 4 (no experiment in the paper)",
+        "Yuan & Wang 2024 Alg. 4 (no experiment in the paper)",
         "Ising model with unknown interaction (doubly intractable)",
         smoke={"rows": 4, "cols": 4, "aux": "enum"},
     ),

@@ -1,12 +1,13 @@
-"""Poisson-minibatching Gibbs family (seed 000, Zhang & De Sa 2019; baselines De Sa, Chen & Wong 2018).
+"""Poisson-minibatching Gibbs family (Zhang & De Sa 2019; baselines De Sa, Chen & Wong 2018).
 
 Discrete methods: ``poisson_gibbs`` (Alg. 2 + Alg. 4), ``min_gibbs``, ``mgpmh``, ``doublemin_gibbs``
-(the last three RECONSTRUCTED from the description in seed 000 and shared notes §6 — no public code).
+(the last three RECONSTRUCTED from the descriptions in Zhang & De Sa 2019 and De Sa, Chen & Wong 2018 —
+no public code).
 Continuous methods (x in [a, b]): ``gibbs_its``, ``gibbs_da``, ``pgits`` (App. C.1, Alg. 5), ``pgda``
 (Alg. 3), ``gibbs_rejection``, ``pg_rejection`` (samplers.kernels.continuous_gibbs).
 
-Minibatch sizes are given in units of L^2 (``lam_L2``; lambda = lam_L2 * L^2, seed 000 §4.1) or as an
-absolute ``lam`` (> 0 overrides ``lam_L2``). Targets: the §4.1 Potts model, the §4.2 continuous spin
+Minibatch sizes are given in units of L^2 (``lam_L2``; lambda = lam_L2 * L^2, Zhang & De Sa 2019 §4.1) or as
+an absolute ``lam`` (> 0 overrides ``lam_L2``). Targets: the §4.1 Potts model, the §4.2 continuous spin
 model, the §4.3 truncated Gaussian mixture, and tiny enumerable versions.
 """
 
@@ -87,7 +88,8 @@ def run_poisson_gibbs(
     x0=None,
     progress=None,
 ) -> ChainResult:
-    """Poisson-Gibbs (seed 000 Alg. 2, auxiliary counts by Alg. 4); ``mutant`` != 0 only for verify."""
+    """Poisson-Gibbs (Zhang & De Sa 2019 Alg. 2, auxiliary counts by Alg. 4); ``mutant`` != 0 only for
+    verify."""
     fg = _fg(problem)
     L = PG.local_max_energy(fg)
     lam_v = resolve_lambda(L, lam, lam_L2)
@@ -313,7 +315,7 @@ def _continuous_runner(mid: str):
         return res
 
     run.__name__ = f"run_{mid}"
-    run.__doc__ = f"{mid} (samplers.kernels.continuous_gibbs, seed 000 §3)."
+    run.__doc__ = f"{mid} (samplers.kernels.continuous_gibbs, Zhang & De Sa 2019 §3)."
     return run
 
 
@@ -321,14 +323,14 @@ _LAM = {"lam_L2": 1.0, "lam": 0.0, "mutant": 0}
 _CONT = {"lam_L2": 1.0, "lam": 0.0, "m": 3, "k": 10, "log_offset": 0.0, "max_steps": 100_000, "mutant": 0}
 _CONT_DESC = {
     "gibbs_its": (
-        "seed 000 §4.2 (FITS, Olver & Townsend 2013)",
+        "Zhang & De Sa 2019 §4.2 (FITS, Olver & Townsend 2013)",
         "Gibbs with Chebyshev inverse transform sampling (+ MH correction)",
     ),
-    "gibbs_da": ("seed 000 §4.2", "Gibbs with double Chebyshev approximation (+ MH correction)"),
-    "pgits": ("seed 000 App. C.1, Alg. 5", "Poisson-Gibbs with fast inverse transform sampling"),
-    "pgda": ("seed 000 Alg. 3", "Poisson-Gibbs with double Chebyshev approximation"),
-    "gibbs_rejection": ("seed 000 §4.2", "Gibbs with uniform-proposal rejection sampling"),
-    "pg_rejection": ("seed 000 §4.2", "Poisson-Gibbs with uniform-proposal rejection sampling"),
+    "gibbs_da": ("Zhang & De Sa 2019 §4.2", "Gibbs with double Chebyshev approximation (+ MH correction)"),
+    "pgits": ("Zhang & De Sa 2019 App. C.1, Alg. 5", "Poisson-Gibbs with fast inverse transform sampling"),
+    "pgda": ("Zhang & De Sa 2019 Alg. 3", "Poisson-Gibbs with double Chebyshev approximation"),
+    "gibbs_rejection": ("Zhang & De Sa 2019 §4.2", "Gibbs with uniform-proposal rejection sampling"),
+    "pg_rejection": ("Zhang & De Sa 2019 §4.2", "Poisson-Gibbs with uniform-proposal rejection sampling"),
 }
 METHODS = [
     MethodSpec(
@@ -338,7 +340,7 @@ METHODS = [
         ("discrete",),
         dict(_LAM),
         True,
-        "seed 000 Alg. 2, App. A Alg. 4",
+        "Zhang & De Sa 2019 Alg. 2, App. A Alg. 4",
         "Poisson-minibatching Gibbs (no MH step)",
         step_param=None,
         twin="gibbs",
@@ -398,7 +400,7 @@ METHODS = [
 
 # ============================================================================ discrete targets
 def build_potts_gauss(seed, rows: int, cols: int, D: int, beta: float, gamma: float, start: str) -> Problem:
-    """Seed 000 §4.1: fully connected Potts, A_ij = exp(-gamma ||r_i - r_j||^2) (no wrap, one factor
+    """Zhang & De Sa 2019 §4.1: fully connected Potts, A_ij = exp(-gamma ||r_i - r_j||^2) (no wrap, one factor
     per unordered pair, M_f = beta A_ij). gamma = 1.5 gives L = 5.0878 on 20x20 (paper: 5.09).
     ``start``: "ones" (authors' code: all spins at the first value) or "random"."""
     if rows < 1 or cols < 1 or rows * cols < 2:
@@ -480,9 +482,9 @@ def build_ising_tiny(seed, n: int, scale: float) -> Problem:
 
 # ============================================================================ continuous targets
 def build_continuous_spin(seed, rows: int, cols: int, beta: float, gamma: float) -> Problem:
-    """Seed 000 §4.2: x in [0, 1]^n, U = sum_{i<j} beta A_ij (x_i x_j + 1), A_ij = exp(-gamma d^2)
+    """Zhang & De Sa 2019 §4.2: x in [0, 1]^n, U = sum_{i<j} beta A_ij (x_i x_j + 1), A_ij = exp(-gamma d^2)
     on a rows x cols lattice; M = 2 beta A_ij. gamma = 0.4 on 20x20 gives L = 13.708 (paper 13.71;
-    the lattice size and gamma are inferred, shared notes §9)."""
+    the lattice size and gamma are inferred, not stated)."""
     if rows * cols < 2:
         raise ValueError("need at least two sites")
     check_positive("gamma", gamma)
@@ -523,10 +525,10 @@ def build_spin_pair(seed, coupling: float, field: float) -> Problem:
 
 
 def build_tgm(seed, N: int, temperature: float, box: float) -> Problem:
-    """Seed 000 §4.3 / App. D.2: Welling-Teh mixture (theta = (0, 1), sigma^2 = (10, 1), s2 = 2) with
-    N data, truncated to [-box, box]^2, likelihood tempered by 1/temperature (not stated in the
+    """Zhang & De Sa 2019 §4.3 / App. D.2: Welling-Teh mixture (theta = (0, 1), sigma^2 = (10, 1), s2 = 2)
+    with N data, truncated to [-box, box]^2, likelihood tempered by 1/temperature (not stated in the
     paper; 27972 reproduces the paper's L = 1581.14 with the tall-module bounds, while Seita et al.
-    2017's K = 1e4 would give L = 4.4e3 — shared notes §9), factors
+    2017's K = 1e4 would give L = 4.4e3), factors
     phi_n = ll_n + shift_n in [0, M_n] (samplers.targets.tall bounds). Same data as the registry's
     ``gaussian_mixture`` target with the same seed (used by poisson_mh)."""
     check_positive("N", N, integer=True)
@@ -551,7 +553,7 @@ TARGETS = [
         "continuous_box",
         build_continuous_spin,
         {"rows": 20, "cols": 20, "beta": 1.0, "gamma": 0.4},
-        "seed 000 §4.2",
+        "Zhang & De Sa 2019 §4.2",
         "continuous spin model on [0,1] (L = 13.708)",
         smoke={"rows": 8, "cols": 8},
     ),
@@ -560,7 +562,7 @@ TARGETS = [
         "continuous_box",
         build_spin_pair,
         {"coupling": 1.5, "field": 4},
-        "seed 000 §3 (Thms 4/5 check)",
+        "Zhang & De Sa 2019 §3 (Thms 4/5 check)",
         "two-variable continuous spin model",
     ),
     TargetSpec(
@@ -568,7 +570,7 @@ TARGETS = [
         "continuous_box",
         build_tgm,
         {"N": 1_000_000, "temperature": 27_972.0, "box": 6.0},
-        "seed 000 §4.3, App. D.2",
+        "Zhang & De Sa 2019 §4.3, App. D.2",
         "truncated Gaussian mixture for PGITS/PGDA/rejection Gibbs",
         smoke={"N": 20_000, "temperature": 200.0},
     ),
@@ -577,7 +579,7 @@ TARGETS = [
         "discrete",
         build_potts_gauss,
         {"rows": 20, "cols": 20, "D": 10, "beta": 4.6, "gamma": 1.5, "start": "ones"},
-        "seed 000 §4.1",
+        "Zhang & De Sa 2019 §4.1",
         "fully connected Gaussian-kernel Potts model (L = 5.0878)",
         smoke={"rows": 8, "cols": 8},
     ),
@@ -586,7 +588,7 @@ TARGETS = [
         "discrete",
         build_potts_tiny,
         {"n": 3, "D": 3, "beta": 1.0, "scale": 0.7},
-        "seed 000 §4.1 (enumerable)",
+        "Zhang & De Sa 2019 §4.1 (enumerable)",
         "tiny fully connected Potts model with fields (exact matrices)",
     ),
     TargetSpec(
@@ -594,7 +596,7 @@ TARGETS = [
         "discrete",
         build_ising_tiny,
         {"n": 3, "scale": 0.5},
-        "seed 000 §4.1 (enumerable)",
+        "Zhang & De Sa 2019 §4.1 (enumerable)",
         "tiny fully connected Ising model (exact matrices)",
     ),
 ]

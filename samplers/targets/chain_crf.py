@@ -1,4 +1,4 @@
-"""Linear-chain CRFs as data (seed 003 §4.4 counterpart): a batch of sentences with per-token label
+"""Linear-chain CRFs as data (Chen et al. 2016 §4.4 counterpart): a batch of sentences with per-token label
 scores and one label-transition matrix; conversion to a :class:`FactorGraph` (one unary factor per
 token, one pairwise factor per adjacent pair); an averaged-perceptron trainer (Collins 2002) on
 sparse token features with Viterbi decoding; IOB chunk extraction and entity-level F1 (CoNLL).

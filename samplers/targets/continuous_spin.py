@@ -1,13 +1,13 @@
-"""Continuous-variable factor models on a box [lo, hi]^n for the Chebyshev Gibbs samplers (seed 000 §3,
-§4.2, §4.3).
+"""Continuous-variable factor models on a box [lo, hi]^n for the Chebyshev Gibbs samplers (Zhang & De Sa
+2019 §3, §4.2, §4.3).
 
 :class:`ContinuousModel` (data only, Numba-typable) has two kinds:
 
-* ``SPIN`` — pairwise continuous spin model (seed 000 §4.2): x_i in [0, 1], one factor per unordered
+* ``SPIN`` — pairwise continuous spin model (Zhang & De Sa 2019 §4.2): x_i in [0, 1], one factor per unordered
   pair phi_ij(x) = beta A_ij (x_i x_j + 1) with bound M_ij = 2 beta A_ij (phi in [beta A, 2 beta A]
   subset of [0, M]). CSR lists (``ptr``, ``nbr``, ``w`` = beta A_ij, ``M``) give the factors of each
   variable. A_ij = exp(-gamma ||r_i - r_j||^2) on a lattice: gamma = 0.4 reproduces L = 13.708 (paper:
-  13.71; shared notes §9 — the kernel width is inferred, not stated).
+  13.71; the kernel width is inferred, not stated in the paper).
 * ``TALL`` — a tall-data posterior (samplers.targets.tall.TallData, e.g. the §4.3 truncated Gaussian
   mixture) whose N data factors phi_n = ll_n + shift_n in [0, M_n] all touch every coordinate; the log
   prior is evaluated exactly (not minibatched). Local factor k of any variable is datum k.
@@ -103,7 +103,7 @@ def local_max_energy(m: ContinuousModel) -> float:
 
 
 def spin_model(A: np.ndarray, beta: float = 1.0, lo: float = 0.0, hi: float = 1.0) -> ContinuousModel:
-    """Continuous spin model U = sum_{i<j} beta A_ij (x_i x_j + 1) on [lo, hi]^n (seed 000 §4.2)."""
+    """Continuous spin model U = sum_{i<j} beta A_ij (x_i x_j + 1) on [lo, hi]^n (Zhang & De Sa 2019 §4.2)."""
     A = np.asarray(A, dtype=np.float64)
     n = A.shape[0]
     if A.shape != (n, n) or not np.allclose(A, A.T) or np.any(A < 0) or not np.all(np.isfinite(A)):

@@ -1,6 +1,6 @@
 """Discrete factor graphs as data: pi(x) ∝ exp(sum_f phi_f(x_f)), tables shifted to 0 <= phi_f <= M_f.
 
-Used by ``gibbs`` and the Poisson-minibatching Gibbs family (seed 000 §2: A[i] = factors touching i,
+Used by ``gibbs`` and the Poisson-minibatching Gibbs family (Zhang & De Sa 2019 §2: A[i] = factors touching i,
 L = max_i sum_{f in A[i]} M_f, Psi = sum_f M_f) and by herded Gibbs / austere Gibbs. Every factor is a
 dense table over its variables (row-major with explicit strides); CSR arrays list the factors of each
 variable. Builders: Potts / Ising (pairwise, any coupling matrix) and arbitrary table factors.
@@ -30,7 +30,7 @@ class FactorGraph(NamedTuple):
 
 # The per-factor helpers are inlined into their callers (``inline="always"``): a non-inlined call
 # passes the whole FactorGraph NamedTuple (10 arrays, NRT reference counting per array per call),
-# which cost more than the table lookup itself in the minibatch Gibbs kernels (docs/performance.md).
+# which cost more than the table lookup itself in the minibatch Gibbs kernels (docs/performance.md §7.4).
 @njit(cache=True, inline="always")
 def factor_value(fg: FactorGraph, f: int, x: np.ndarray) -> float:
     """phi_f(x)."""
@@ -163,7 +163,7 @@ def from_tables(card, factors: list[tuple[tuple[int, ...], np.ndarray]]) -> Fact
 
 def potts(J: np.ndarray, D: int, beta: float = 1.0, unary: np.ndarray | None = None) -> FactorGraph:
     """Potts model U(x) = beta * sum_{i<j} J_ij [x_i == x_j] (+ sum_i unary[i, x_i]); one factor per
-    unordered pair with J_ij != 0 (seed 000 §4.1 reading: M_f = beta J_ij)."""
+    unordered pair with J_ij != 0 (Zhang & De Sa 2019 §4.1 reading: M_f = beta J_ij)."""
     J = np.asarray(J, dtype=np.float64)
     n = J.shape[0]
     if J.shape != (n, n) or not np.allclose(J, J.T):
@@ -200,7 +200,7 @@ def ising(J: np.ndarray, h: np.ndarray | None = None) -> FactorGraph:
 
 def grid_coupling(rows: int, cols: int, kind: str = "nearest", gamma: float = 1.5) -> np.ndarray:
     """Coupling matrix on a rows x cols lattice: ``nearest`` (4-neighbour, weight 1) or ``gaussian``
-    (fully connected, A_ij = exp(-gamma ||r_i - r_j||^2), seed 000 §4.1; no wrap, A_ii = 0)."""
+    (fully connected, A_ij = exp(-gamma ||r_i - r_j||^2), Zhang & De Sa 2019 §4.1; no wrap, A_ii = 0)."""
     r = np.array([(a, b) for a in range(rows) for b in range(cols)], dtype=np.float64)
     d2 = ((r[:, None, :] - r[None, :, :]) ** 2).sum(-1)
     if kind == "nearest":

@@ -1,6 +1,6 @@
-"""Models of the herded-Gibbs experiments (seed 003 §3-§4) as :class:`FactorGraph` data.
+"""Models of the herded-Gibbs experiments (Chen et al. 2016 §3-§4) as :class:`FactorGraph` data.
 
-* :func:`two_variable` — §4.1 / Table 1 (reconstructed, notes §3): P(0,0) = 1/4 - eps,
+* :func:`two_variable` — §4.1 / Table 1 (reconstructed): P(0,0) = 1/4 - eps,
   P(0,1) = P(1,0) = eps, P(1,1) = 3/4 - eps (0 < eps < 1/4); one pairwise factor log P.
 * :func:`four_cycle` — §4.2: X1..X4 with the edges of the complete graph minus X1-X4 and X2-X3,
   i.e. the cycle 1-2-4-3-1 (0-based edges (0,1), (1,3), (3,2), (2,0)); unary 2-vectors and pairwise

@@ -1,4 +1,5 @@
-"""Ising model with an unknown interaction parameter: a doubly-intractable posterior (seed 001 Alg. 4).
+"""Ising model with an unknown interaction parameter: a doubly-intractable posterior (Yuan & Wang 2024
+Alg. 4).
 
 Likelihood of m i.i.d. spin configurations ``x^k in {-1, +1}^n`` on a rows x cols lattice (free boundary):
 ``p_theta(x) = f_theta(x) / Z(theta)``, ``f_theta(x) = exp(theta S(x))``, ``S(x) = sum_{<ij>} x_i x_j``.

@@ -2,21 +2,23 @@
 
 A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` selects the model:
 
-* ``TG``       heterogeneous truncated Gaussian (seed 001 §5.1, App. F.1)
-* ``RLR``      robust (Student-t) linear regression on a ball (seed 001 §5.2, App. F.2)
-* ``LOGISTIC`` Bayesian logistic regression (seed 001 §5.3, App. F.3; optional Gaussian prior, seed 002)
-* ``MIXTURE``  two-component Gaussian mixture with tied means (Welling & Teh 2011; seed 004 §6.1;
-  seed 000 App. D.2), y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2), tempered by ``beta`` (= 1/K)
+* ``TG``       heterogeneous truncated Gaussian (Yuan & Wang 2024 §5.1, App. F.1)
+* ``RLR``      robust (Student-t) linear regression on a ball (Yuan & Wang 2024 §5.2, App. F.2)
+* ``LOGISTIC`` Bayesian logistic regression (Yuan & Wang 2024 §5.3, App. F.3; optional Gaussian prior,
+  Korattikara et al. 2014)
+* ``MIXTURE``  two-component Gaussian mixture with tied means (Welling & Teh 2011; Seita et al. 2017 §6.1;
+  Zhang & De Sa 2019 App. D.2), y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2), tempered by ``beta`` (= 1/K)
 * ``GAUSS``    Gaussian location model y_i ~ N(theta, I/beta...) used by tests (closed-form posterior)
 * ``LINREG``   Gaussian linear regression ll_i = -beta (y_i - x_i^T theta)^2 / (2 noise_var) (noise_var in
-  ``nu``); with the Laplace (L1) prior ``prior_l1`` it is the L1-regularised regression of seed 002 §6.4
-* ``ICA``      square ICA (seed 002 §6.2): theta = vec(W) row-major (d = D^2, X = (N, D) whitened mixtures),
-  ll_i = beta sum_j log p(w_j^T x_i), p(y) = 1 / (4 cosh^2(y / 2)) (logistic density). The global term
-  beta N log|det W| of p(x|W) is NOT per-datum: it is part of :func:`log_prior` (evaluated exactly in
-  every MH ratio, as all priors are), with its gradient beta N W^{-T} in :func:`log_prior_grad`.
+  ``nu``); with the Laplace (L1) prior ``prior_l1`` it is the L1-regularised regression of Korattikara et
+  al. 2014 §6.4
+* ``ICA``      square ICA (Korattikara et al. 2014 §6.2): theta = vec(W) row-major (d = D^2, X = (N, D)
+  whitened mixtures), ll_i = beta sum_j log p(w_j^T x_i), p(y) = 1 / (4 cosh^2(y / 2)) (logistic density). The
+  global term beta N log|det W| of p(x|W) is NOT per-datum: it is part of :func:`log_prior` (evaluated exactly
+  in every MH ratio, as all priors are), with its gradient beta N W^{-T} in :func:`log_prior_grad`.
 
-Conventions (seed 001 App. A): log pi(theta) = log prior(theta) + sum_i ll_i(theta) where ``ll_i`` is the
-(tempered) log-likelihood of datum i. PoissonMH bounds: phi_i = ll_i + shift_i in [0, M_i] on the
+Conventions (Yuan & Wang 2024 App. A): log pi(theta) = log prior(theta) + sum_i ll_i(theta) where ``ll_i``
+is the (tempered) log-likelihood of datum i. PoissonMH bounds: phi_i = ll_i + shift_i in [0, M_i] on the
 support. TunaMH bounds: U_i = -ll_i satisfies |U_i(t') - U_i(t)| <= c_i * M(t, t') with
 M(t, t') = ||t' - t||_2 (Lipschitz constants over the convex support; App. F.3 for logistic, the same
 mean-value argument for the others). The log prior is evaluated exactly in every kernel (it is O(d)).
@@ -70,7 +72,8 @@ class TallData(NamedTuple):
 # Full-data loops get the same fastmath flags as the minibatch dot-product helpers
 # (samplers.hotloop.DOT_FASTMATH): reassociation + FMA contraction only, never nnan/ninf, so the
 # full-batch twins are vectorised exactly like the minibatch kernels they are compared with (a fair
-# speed-up; measured 12.5 -> 5.8-7.5 ns per datum on the d=20 truncated Gaussian). Rounding-level change.
+# speed-up; 12.5 -> 5.8-7.5 ns per datum on the d=20 truncated Gaussian, docs/performance.md §7.8).
+# Rounding-level change.
 FULL_DATA_FASTMATH = {"reassoc", "contract"}
 
 
@@ -231,7 +234,7 @@ def in_support(t: TallData, theta: np.ndarray) -> bool:
 
     One pass and one ``return``, no early exit: Numba then pairs and drops the reference counts of
     ``t``'s eight arrays; with a ``return`` inside a loop it kept them, 18 atomic operations costing
-    ~190 ns a call, a fifth of a TunaMH iteration at a small batch (docs/performance.md §4.15)."""
+    ~190 ns a call, a fifth of a TunaMH iteration at a small batch (docs/performance.md §7.5)."""
     support = t.support
     lo = t.lo
     hi = t.hi
@@ -253,8 +256,8 @@ def in_support(t: TallData, theta: np.ndarray) -> bool:
 def log_prior(t: TallData, theta: np.ndarray) -> float:
     """Log prior density (unnormalised) on the support; -inf outside. Gaussian part
     ``-1/2 sum_j prec_j (theta_j - mean_j)^2`` plus, if ``prior_l1 != 0``, the Laplace part
-    ``-prior_l1 sum_j |theta_j - mean_j|`` (seed 002 §6.4). Every field of ``t`` is read up front and
-    there is one ``return`` (see :func:`in_support`)."""
+    ``-prior_l1 sum_j |theta_j - mean_j|`` (Korattikara et al. 2014 §6.4). Every field of ``t`` is read up
+    front and there is one ``return`` (see :func:`in_support`)."""
     ok = in_support(t, theta)
     pm = t.prior_mean
     pp = t.prior_prec
@@ -502,7 +505,7 @@ def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, s
 
 
 def truncated_gaussian(Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K: float = 3.0) -> TallData:
-    """Heterogeneous truncated Gaussian (seed 001 App. F.1).
+    """Heterogeneous truncated Gaussian (Yuan & Wang 2024 App. F.1).
 
     ``ll_i = -beta/2 (theta - y_i)^T Sigma^{-1} (theta - y_i)``, flat prior on ``[-K, K]^d``;
     ``M_i = beta/2 lambda_max(Sigma^{-1}) sum_j (|y_ij| + K)^2`` and ``shift_i = M_i``;
@@ -544,7 +547,7 @@ def truncated_gaussian(Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K:
 def make_truncated_gaussian_data(
     rng: np.random.Generator, N: int = 100_000, d: int = 20
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Data recipe of seed 001 App. F.1: Sigma = diag(linspace(1, 0.05, d)), y_i ~ N(0, Sigma)."""
+    """Data recipe of Yuan & Wang 2024 App. F.1: Sigma = diag(linspace(1, 0.05, d)), y_i ~ N(0, Sigma)."""
     sigma2 = np.linspace(1.0, 0.05, d)
     Y = rng.standard_normal((N, d)) * np.sqrt(sigma2)
     return Y, sigma2
@@ -553,7 +556,8 @@ def make_truncated_gaussian_data(
 def robust_regression(
     X: np.ndarray, y: np.ndarray, beta: float = 1e-4, nu: float = 4.0, R: float = 15.0
 ) -> TallData:
-    """Robust linear regression (seed 001 App. F.2): Student-t(nu) residuals, flat prior on ||theta|| <= R.
+    """Robust linear regression (Yuan & Wang 2024 App. F.2): Student-t(nu) residuals, flat prior on
+    ||theta|| <= R.
 
     ``M_i = beta (nu+1)/2 log(1 + (|y_i| + R ||x_i||)^2 / nu)``, ``shift_i = M_i``;
     TunaMH ``c_i = beta (nu+1)/(2 sqrt(nu)) ||x_i||`` since ``|r/(nu + r^2)| <= 1/(2 sqrt(nu))``.
@@ -576,7 +580,7 @@ def robust_regression(
 def make_regression_data(
     rng: np.random.Generator, N: int = 100_000, d: int = 10
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 001 §5.2 recipe: x_i ~ N(0, I_d), y_i = sum_j x_ij + N(0, 1) (theta* = 1)."""
+    """Yuan & Wang 2024 §5.2 recipe: x_i ~ N(0, I_d), y_i = sum_j x_ij + N(0, 1) (theta* = 1)."""
     X = rng.standard_normal((N, d))
     y = X.sum(axis=1) + rng.standard_normal(N)
     return X, y
@@ -589,7 +593,7 @@ def logistic_regression(
     beta: float = 1.0,
     R: float | None = None,
 ) -> TallData:
-    """Bayesian logistic regression (seed 001 App. F.3); labels in {0, 1}.
+    """Bayesian logistic regression (Yuan & Wang 2024 App. F.3); labels in {0, 1}.
 
     TunaMH: ``c_i = beta ||x_i||``, ``M = ||t' - t||``. PoissonMH bounds exist only on a ball of
     radius ``R`` (``|x_i^T theta| <= R ||x_i||``): ``shift_i = M_i = beta log(1 + e^{R ||x_i||})``;
@@ -637,7 +641,8 @@ def gaussian_mixture(
     prior_var: tuple[float, float] = (10.0, 1.0),
     box: float | None = None,
 ) -> TallData:
-    """Two-component mixture with tied means (Welling & Teh 2011; seed 004 §6.1; seed 000 App. D.2).
+    """Two-component mixture with tied means (Welling & Teh 2011; Seita et al. 2017 §6.1; Zhang & De Sa 2019
+    App. D.2).
 
     ``y_i ~ 1/2 N(t1, s2) + 1/2 N(t1 + t2, s2)``, prior t1 ~ N(0, 10), t2 ~ N(0, 1), likelihood tempered by
     ``beta = 1/temperature``. With ``box`` the support is ``[-box, box]^2`` and exact PoissonMH bounds are
@@ -746,7 +751,7 @@ def gaussian_location(
 def linear_regression_l1(
     X: np.ndarray, y: np.ndarray, noise_var: float, prior_l1: float, beta: float = 1.0
 ) -> TallData:
-    """L1-regularised (Bayesian lasso) linear regression (seed 002 §6.4).
+    """L1-regularised (Bayesian lasso) linear regression (Korattikara, Chen & Welling 2014 §6.4).
 
     ``ll_i = -beta (y_i - x_i^T theta)^2 / (2 noise_var)`` (kind ``LINREG``, ``noise_var`` stored in
     ``nu``), Laplace prior ``log p(theta) = -prior_l1 sum_j |theta_j|`` (``prior_l1 = 0``: flat prior),
@@ -795,7 +800,8 @@ def linreg_l1_posterior_1d(
     beta: float = 1.0,
 ) -> np.ndarray:
     """Exact 1-d posterior density of :func:`linear_regression_l1` on ``grid`` (normalised by the
-    trapezoid rule on the grid), from the sufficient statistics sum x^2, sum x y (seed 002 Fig. 5a)."""
+    trapezoid rule on the grid), from the sufficient statistics sum x^2, sum x y (Korattikara et al. 2014
+    Fig. 5a)."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     grid = np.asarray(grid, dtype=np.float64)
@@ -809,11 +815,11 @@ def linreg_l1_posterior_1d(
 
 
 def ica(X: np.ndarray, beta: float = 1.0) -> TallData:
-    """Square ICA posterior (seed 002 §6.2): ``p(x|W) = |det W| prod_j 1/(4 cosh^2(w_j^T x / 2))`` with a
-    flat prior on W in R^{D x D} (theta = vec(W), row-major). ASSUMPTION vs K14: K14 restricts W to the
-    orthonormal (Stiefel) manifold with a uniform prior and a manifold random walk, where |det W| = 1;
-    here W is unconstrained and the beta N log|det W| term is exact, inside :func:`log_prior`.
-    No PoissonMH/TunaMH bounds (unbounded support): zeros, and those methods refuse the target."""
+    """Square ICA posterior (Korattikara et al. 2014 §6.2): ``p(x|W) = |det W| prod_j 1/(4 cosh^2(w_j^T x /
+    2))`` with a flat prior on W in R^{D x D} (theta = vec(W), row-major). ASSUMPTION vs K14: K14 restricts W
+    to the orthonormal (Stiefel) manifold with a uniform prior and a manifold random walk, where |det W| = 1;
+    here W is unconstrained and the beta N log|det W| term is exact, inside :func:`log_prior`. No
+    PoissonMH/TunaMH bounds (unbounded support): zeros, and those methods refuse the target."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] < 1:
         raise ValueError("X must be (N, D)")

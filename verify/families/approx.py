@@ -1,6 +1,6 @@
-"""Checks of the approx family (seeds 002, 004; Bardenet et al. 2014). Implementations live in
-:mod:`verify.approx_checks` (exact matrices: :mod:`verify.approx_matrix`; kernels and mutants driven
-by :mod:`verify.approx_mutants`); claims in :mod:`verify.approx_claims`."""
+"""Checks of the approx family (Korattikara et al. 2014; Seita et al. 2017; Bardenet et al. 2014).
+Implementations live in :mod:`verify.approx_checks` (exact matrices: :mod:`verify.approx_matrix`; kernels and
+mutants driven by :mod:`verify.approx_mutants`); claims in :mod:`verify.approx_claims`."""
 
 from verify import approx_checks as C
 from verify import approx_claims as CL

@@ -243,7 +243,7 @@ def _identity_check(quick: bool) -> list[dict]:
         res = C.hmc_reversibility_check(pb.model, eps, 5, starts, 3)
         rows.append(res.row(cid, "Neal 2011 §5.2.3", "hmc", tname))
         mres = C.hmc_reversibility_check(pb.model, eps, 5, starts, 3, step=MU.hmc_step_stale_grad)
-        rows.append(_mutant_row(mres, cid, "seed 001 code (notes §9.3)", "hmc", tname, "stale_grad"))
+        rows.append(_mutant_row(mres, cid, "Yuan & Wang 2024 code (RLR HMC)", "hmc", tname, "stale_grad"))
     return rows
 
 
@@ -293,7 +293,7 @@ def _invariance_check(quick: bool) -> list[dict]:
             n_steps,
             12,
         )
-        rows.append(_mutant_row(mres, cid, "seed 001 code (notes §9.3)", "hmc", tname, "stale_grad"))
+        rows.append(_mutant_row(mres, cid, "Yuan & Wang 2024 code (RLR HMC)", "hmc", tname, "stale_grad"))
     return rows
 
 
@@ -301,7 +301,7 @@ def _invariance_check(quick: bool) -> list[dict]:
 AUTHORS_GRAD = {  # method -> (glen of grad="authors", step factor); samplers.proposals.gradient_length
     m: (PR.gradient_length(m, "authors"), f) for m, f in (("mala", 1.2), ("barker", 1.5), ("hmc", 0.3))
 }
-AG_PAPER = "seed 001 authors' code (notes §9.1-9.2): gradient -> 2 g/||g||"
+AG_PAPER = "Yuan & Wang 2024 code (logistic regression): gradient -> 2 g/||g||"
 
 
 def _ag_ks_row(pb, tname: str, run_chains, n_steps: int, seed: int, label: str, mname: str | None) -> dict:
@@ -313,7 +313,7 @@ def _ag_ks_row(pb, tname: str, run_chains, n_steps: int, seed: int, label: str, 
 
 
 def _authors_grad_check(quick: bool) -> list[dict]:
-    """The full-batch gradient methods with the seed-001 authors' rescaled gradient (``grad="authors"``:
+    """The full-batch gradient methods with Yuan & Wang's (2024) rescaled gradient (``grad="authors"``:
     2 g / ||g||, Barker with the sign of grad U): detailed-balance identity (MALA, Barker) and HMC
     reversibility at random pairs on the kernel path, and the invariance KS test from exact draws,
     each with a mutant (reverse density with the unrescaled gradient; stale-gradient leapfrog)."""
@@ -364,7 +364,7 @@ def _authors_grad_check(quick: bool) -> list[dict]:
 def _bounds_check(quick: bool) -> list[dict]:
     kw = {"n_random": 150, "n_pairs": 400, "max_data": 300} if quick else {}
     return [
-        r.row("baselines.target_bounds", "seed 001 App. A/F; seed 000 §2")
+        r.row("baselines.target_bounds", "Yuan & Wang 2024 App. A/F; Zhang & De Sa 2019 §2")
         for r in B.check_registry_bounds(0, **kw)
     ]
 
@@ -417,7 +417,7 @@ def _theory_rows(quick: bool) -> list[dict]:
 
 
 def _claim_rows(quick: bool) -> list[dict]:
-    """Claim from the code reading of seed 001 (notes/exact_minibatch_mh.md §9 item 3): the
+    """Claim from the code reading of Yuan & Wang 2024 (their RLR code): the
     authors' RLR HMC leapfrog (start-of-step gradient in both half kicks) is not reversible, so
     that baseline is not exactly pi-invariant. Evidence: the invariance KS test on exact draws."""
     pb = registry.build_problem("gaussian_location", 0, N=100, d=2, box=0.15)
@@ -429,7 +429,7 @@ def _claim_rows(quick: bool) -> list[dict]:
     return [
         {
             "claim_id": "baselines.stale_grad_hmc_not_invariant",
-            "paper": "seed 001 (authors' code, notes §9.3)",
+            "paper": "Yuan & Wang 2024 (authors' RLR code)",
             "statement": "HMC whose leapfrog reuses the start-of-step gradient in both half kicks "
             "does not leave the target invariant",
             "evidence": f"1e4 exact draws on gaussian_location[N=100, box=0.15], 10 HMC steps "
@@ -493,7 +493,7 @@ CHECKS: list = [
     Check(
         "baselines.target_bounds",
         "exact",
-        "seed 001 App. A/F; seed 000 §2",
+        "Yuan & Wang 2024 App. A/F; Zhang & De Sa 2019 §2",
         "0 <= phi_i <= M_i, Lipschitz c_i, 0 <= phi_f <= M_f for every registered target",
         _bounds_check,
         family="baselines",
@@ -509,7 +509,7 @@ CHECKS: list = [
     Check(
         "baselines.claim.stale_grad_hmc",
         "claim",
-        "seed 001 (code)",
+        "Yuan & Wang 2024 (code)",
         "the authors' stale-gradient leapfrog HMC is detectably not pi-invariant",
         _claim_rows,
         family="baselines",

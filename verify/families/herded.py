@@ -1,4 +1,4 @@
-"""Checks of the herded family (seed 003, Chen et al. JMLR 2016); implementations in
+"""Checks of the herded family (Chen et al. 2016); implementations in
 verify/herded_checks.py (exact / theory rows) and below (claims, which rerun reduced versions of the
 bench/experiments/herded/ computations)."""
 

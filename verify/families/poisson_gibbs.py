@@ -1,4 +1,4 @@
-"""Checks of the poisson_gibbs family (seed 000; De Sa et al. 2018 baselines reconstructed).
+"""Checks of the poisson_gibbs family (Zhang & De Sa 2019; De Sa et al. 2018 baselines reconstructed).
 
 exact  : kernel-vs-matrix G-tests (Bonferroni over rows, FWER 1e-4) of gibbs, poisson_gibbs, mgpmh on
          tiny Potts/Ising models against exact matrices (verify/poisson_gibbs_exact.py), each with
@@ -27,7 +27,7 @@ from verify.empirical import g_test, gibbs_row_sampler, graph_counts, kernel_vs_
 from verify.enumerate import factor_graph_states, gibbs_random_scan_matrix
 
 ALPHA = 1e-4
-PAPER = "seed 000"
+PAPER = "Zhang & De Sa 2019"
 FAMILY = "poisson_gibbs"
 
 
@@ -380,5 +380,5 @@ CHECKS = [
     Check(
         "pg_thm45", "theory", PAPER, "Thms 4/5 PGDA/PGITS gap ratios (quadrature kernel)", thm45_rows, FAMILY
     ),
-    Check("pg_claims", "claim", PAPER, "seed 000 §4 claims", claim_rows, FAMILY),
+    Check("pg_claims", "claim", PAPER, "Zhang & De Sa 2019 §4 claims", claim_rows, FAMILY),
 ]
