@@ -1,12 +1,12 @@
 """Experiments of the full-batch baselines: ``baselines_smoke`` exercises the workflow end to end.
 
-Every baseline method (DESIGN.md ids ``rwm mala barker hmc sgld`` on the tall-data targets
+Every baseline method (registry ids ``rwm mala barker hmc sgld`` on the tall-data targets
 ``gaussian_location`` and ``truncated_gaussian`` at their smoke sizes, ``gibbs`` on ``potts_grid``)
 runs as one cell per (method, target, replicate). Step sizes of the MH-type methods are tuned to
 an acceptance rate by pilot runs (:func:`samplers.tuning.tune_step`; the papers hand-tune to
-0.25/0.4/0.55, seed 001 §5.1); SGLD has no acceptance test and uses a fixed step per target.
+0.25/0.4/0.55, Yuan & Wang 2024, §5.1); SGLD has no acceptance test and uses a fixed step per target.
 Table: ESS/s (min / median / max over dimensions) with both ESS estimators named (``identity`` =
-the paper's, seed 001 §5.1; ``authors`` = MCMCDiagnosticTools 0.3.x bulk, split, lag cap 250),
+the paper's, Yuan & Wang 2024, §5.1; ``authors`` = MCMCDiagnosticTools 0.3.x bulk, split, lag cap 250),
 averaged over replicates; figure: median ESS/s per method and target.
 """
 
@@ -192,7 +192,7 @@ EXPERIMENTS = [
     Experiment(
         id="baselines_smoke",
         family="baseline",
-        paper="seed 001 §5.1 (ESS/s protocol)",
+        paper="Yuan & Wang 2024, §5.1 (ESS/s protocol)",
         description="every full-batch baseline on small targets: ESS/s (both estimators)",
         settings=SETTINGS,
         cells=cells,
