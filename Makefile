@@ -1,6 +1,9 @@
 # Two entry points (README quick start). Each creates .venv if missing.
 #   make run   -> the workflow on the smoke config (every registered cell at tiny scale)
 #   make test  -> the whole test suite (unit, statistical, verify --quick, workflow smoke, benchmarks)
+# and
+#   make results -> every paper artifact rebuilt from the committed results store (no cell runs)
+#   make paper   -> snakemake -j8 on config/default.yaml (the paper run this machine can afford)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,7 +11,7 @@ BIN := $(VENV)/bin
 JOBS ?= 2
 export MCMC_BENCH_MIRROR ?= $(abspath $(CURDIR)/../shared/datasets)
 
-.PHONY: run paper paper-from-records test test-all lint env clean-cache
+.PHONY: run paper results test test-all lint env clean-cache
 
 env: $(VENV)/.installed
 
@@ -24,10 +27,11 @@ run: env
 paper: env
 	$(BIN)/snakemake -j8
 
-# Issue 5's recorded paper-scale items (TG, MNIST, exchange; RLR Tables 2 / 5) rebuilt by the workflow from
-# docs/results/records without running a cell: results-records/<set>/{results,paper_figs} (~3 min)
-paper-from-records: env
-	$(BIN)/python -m bench.from_records --dir results-records -j$(JOBS)
+# results/, paper_figs/ and results/report.html from results/store; then the figures the results pages show
+# (docs/results/figs) refreshed from paper_figs
+results: env
+	$(BIN)/snakemake -j$(JOBS) --configfile config/full.yaml config/rebuild.yaml
+	$(BIN)/mcmc-bench docs-figures
 
 # The unit tier runs on $(JOBS) xdist workers (--dist loadfile: a file's tests share one worker and its
 # module fixtures); the smoke workflow (itself `snakemake -j2`, with a 10-minute budget) runs alone after

@@ -60,7 +60,7 @@ import pandas as pd
 
 from bench.experiment import Experiment
 from bench.outputs import atomic_write_text
-from samplers.result import _jsonable, config_hash
+from samplers.result import _jsonable, chain_totals, config_hash
 
 STATUS_OK = "ok"
 STATUS_UNAVAILABLE = "data unavailable"
@@ -68,8 +68,6 @@ STATUS_ERROR = "error"
 STATUSES = (STATUS_OK, STATUS_UNAVAILABLE, STATUS_ERROR)
 SCALES = ("paper", "smoke")
 REPO = Path(__file__).resolve().parents[1]
-# the committed cell-record archives (docs/results/records/README.md)
-RECORDS = REPO / "docs" / "results" / "records"
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT_CONFIG = REPO / "config" / "default.yaml"
 MAX_GROWN_CELLS = 200_000  # find_cell(grow=True) stops doubling the replicate counts beyond this
@@ -343,6 +341,7 @@ def run_one(
         exp.id, cid, scale, cell_settings(exp, settings), out.with_suffix(".d"), data_dir, mirror
     )
     status, message, tb, rows = STATUS_OK, "", "", []
+    s0, c0, n0 = chain_totals()
     t0 = time.perf_counter()
     try:
         rows = exp.run_cell(copy.deepcopy(params), ss, ctx)
@@ -356,6 +355,7 @@ def run_one(
         else:
             status, tb = STATUS_ERROR, traceback.format_exc()
     wall = time.perf_counter() - t0
+    s1, c1, n1 = chain_totals()
     seed = seed_label(ss)
     stamp = {
         "experiment": exp.id,
@@ -376,12 +376,43 @@ def run_one(
         "n_rows": len(rows),
         "rows": rows,
         "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        # every chain the cell ran (ChainResult); NaN for a cell that ran none through samplers.run
+        "sample_seconds": s1 - s0 if n1 > n0 else float("nan"),
+        "compile_seconds": c1 - c0 if n1 > n0 else float("nan"),
+        "code_commit": code_commit(),
+        # the whole process so far (a `mcmc-bench cell` process runs one cell): wall / CPU shows the load
+        "cpu_seconds": time.process_time(),
         "host": platform.node(),
         "python": platform.python_version(),
         **compile_target(),
     }
     atomic_write_text(out, json.dumps(rec, default=_jsonable, indent=1) + "\n")
     return rec
+
+
+_COMMIT: list[str] = []
+
+
+def code_commit() -> str:
+    """The commit of the checkout ``bench`` runs from (12 hex digits), ``+dirty`` if samplers/, bench/ or
+    verify/ hold uncommitted changes; ``unknown`` outside a git checkout. Read once per process."""
+    if not _COMMIT:
+        import subprocess
+
+        try:
+            git = ["git", "-C", str(REPO)]
+            head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+            dirty = subprocess.run(
+                [*git, "status", "--porcelain", "--", "samplers", "bench", "verify"],
+                capture_output=True,
+                text=True,
+            )
+            ok = head.returncode == 0 and dirty.returncode == 0
+            tag = head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+            _COMMIT.append(tag if ok else "unknown")
+        except OSError:
+            _COMMIT.append("unknown")
+    return _COMMIT[0]
 
 
 def compile_target() -> dict[str, str]:
@@ -426,19 +457,11 @@ def _flat(v: Any) -> Any:
 
 
 def records_frame(records: Iterable[dict]) -> pd.DataFrame:
-    """All rows of ok cells + one row (params, status, message) per cell that is not ok."""
-    rows: list[dict] = []
-    for rec in records:
-        if rec["status"] == STATUS_OK:
-            rows.extend(rec["rows"])
-        else:
-            base = {k: _flat(v) for k, v in rec["params"].items()}
-            rows.append({**base, **{k: rec[k] for k in RECORD_FIELDS}, "message": rec["message"]})
-    df = pd.DataFrame(rows)
-    for k in RECORD_FIELDS:
-        if k not in df.columns:
-            df[k] = pd.Series(dtype=object)
-    return df
+    """All rows of ok cells + one row (params, status, message) per cell that is not ok, as the store holds
+    them (:func:`bench.store.analysis_frame` of :func:`bench.store.frame_of_records`)."""
+    from bench.store import analysis_frame, frame_of_records
+
+    return analysis_frame(frame_of_records(records))
 
 
 def cells_frame(records: Iterable[tuple[str, dict]]) -> pd.DataFrame:
@@ -487,12 +510,21 @@ def collect_records(
 
 
 def aggregate(exp: Experiment, settings: dict, records: list[dict], out: Any) -> pd.DataFrame:
-    """Status table ``<exp>_cells`` + ``exp.summarize(df, settings, out)``; returns the frame."""
-    df = records_frame(records)
-    status = cells_frame(("", r) for r in records).drop(columns=["path"])
+    """:func:`aggregate_table` of the records' store table (the live workflow: its cells' records)."""
+    from bench.store import frame_of_records
+
+    return aggregate_table(exp, settings, frame_of_records(records), out)
+
+
+def aggregate_table(exp: Experiment, settings: dict, table: pd.DataFrame, out: Any) -> pd.DataFrame:
+    """Status table ``<exp>_cells`` + ``exp.summarize(df, settings, out)`` of a store table (the cells of one
+    run, or those :func:`bench.store.select` takes from the committed store); returns the frame."""
+    from bench.store import analysis_frame, status_frame
+
+    df = analysis_frame(table)
     out.table(
         f"{exp.id}_cells",
-        status,
+        status_frame(table),
         caption=f"Cells of experiment {exp.id}: status, config hash, seed, wall time.",
     )
     exp.summarize(df, settings, out)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-PLUGINS = ("bench.cli_workflow", "verify.cli", "bench.perf_cli")
+PLUGINS = ("bench.cli_workflow", "bench.cli_store", "verify.cli", "bench.perf_cli")
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:

@@ -155,38 +155,61 @@ def _cmd_cell(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from bench.cells import STATUS_ERROR, aggregate, collect_records
+    from bench.cells import STATUS_ERROR, aggregate_table, collect_records
     from bench.outputs import Outputs
+    from bench.store import frame_of_records, read, select
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
     exp, settings = experiment_and_settings(args.experiment, scale, cfg)
-    pairs = collect_records(exp, settings, scale, args.cells_dir)
+    if args.store:  # the rebuild: the cells the config enumerates that the store holds
+        table, missing = select(exp, settings, scale, read(args.store, exp.id), where=args.store)
+        if missing:
+            print(f"{exp.id}: {len(missing)} cell(s) of the config not in the store, e.g. {missing[:3]}",
+                  file=sys.stderr)  # fmt: skip
+    else:
+        table = frame_of_records(r for _, r in collect_records(exp, settings, scale, args.cells_dir))
     out = Outputs(args.results_dir, args.figs_dir, experiment=exp.id, assets_dir=args.assets_dir)
     import matplotlib
 
     matplotlib.use("Agg")
-    aggregate(exp, settings, [r for _, r in pairs], out)
+    aggregate_table(exp, settings, table, out)
     manifest = args.manifest or Path(args.results_dir) / "manifests" / f"{exp.id}.json"
     out.write_manifest(manifest)
-    bad = [r["cell"] for _, r in pairs if r["status"] == STATUS_ERROR]
+    bad = sorted(set(table.loc[table["status"] == STATUS_ERROR, "cell"]))
     if bad:
         print(f"warning: {exp.id}: {len(bad)} cell(s) with status error: {bad[:5]}", file=sys.stderr)
-    print(f"{exp.id}: {len(out.manifest)} outputs -> {manifest}", file=sys.stderr)
+    n = table["cell"].nunique()
+    print(f"{exp.id}: {n} cells, {len(out.manifest)} outputs -> {manifest}", file=sys.stderr)
     return 0
 
 
 def _cmd_cells_table(args: argparse.Namespace) -> int:
-    from bench.cells import cells_frame, collect_records
+    import pandas as pd
+
+    from bench.cells import CELLS_COLUMNS, cells_frame, collect_records, enumerate_cells
     from bench.outputs import markdown_table
+    from bench.store import path_of, read, select, status_frame
 
     cfg = load_config(args.config)
     scale = _scale(args, cfg)
-    pairs = []
+    parts = []
     for eid in selected_experiments(cfg):
         exp, settings = experiment_and_settings(eid, scale, cfg)
-        pairs += collect_records(exp, settings, scale, args.cells_dir)
-    df = cells_frame(pairs)
+        if not args.store:
+            parts.append(cells_frame(collect_records(exp, settings, scale, args.cells_dir)))
+            continue
+        p = path_of(eid, args.store)
+        if not p.exists():
+            ids = [c["cell"] for c in enumerate_cells(exp, settings)]
+            part = pd.DataFrame({"experiment": eid, "cell": ids, "status": "not in store"})
+        else:
+            table, missing = select(exp, settings, scale, read(p, eid), where=str(p))
+            absent = pd.DataFrame({"experiment": eid, "cell": missing, "status": "not in store"})
+            part = pd.concat([status_frame(table), absent], ignore_index=True)
+            part["path"] = str(p)
+        parts.append(part)
+    df = pd.concat(parts, ignore_index=True).reindex(columns=CELLS_COLUMNS) if parts else cells_frame([])
     out = Path(args.out)
     atomic_write_text(out, df.to_csv(index=False))
     counts = df["status"].value_counts().to_dict()
@@ -322,12 +345,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--figs-dir", default="paper_figs")
     s.add_argument("--assets-dir", default=None, help="also copy CSV/PNG here (HTML report)")
     s.add_argument("--manifest", default=None, help="default <results-dir>/manifests/<experiment>.json")
+    s.add_argument("--store", default=None, help="read the cells from this store file instead of --cells-dir")
     s.set_defaults(func=_cmd_aggregate)
 
     s = subparsers.add_parser("cells-table", help="results/cells.csv over all experiments")
     _common(s, experiment=False)
     s.add_argument("--cells-dir", default="results/cells")
     s.add_argument("--out", default="results/cells.csv")
+    s.add_argument("--store", default=None, help="list the cells of this store directory, not --cells-dir")
     s.set_defaults(func=_cmd_cells_table)
 
     s = subparsers.add_parser("check-cells", help="fail if any cell has status error")

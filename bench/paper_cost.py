@@ -1,95 +1,78 @@
-"""What a workflow configuration costs, estimated from committed cell records (issue 5: "the full paper-scale
-``snakemake -j8``").
+"""What a workflow configuration costs in CPU hours, from the wall times in the results store.
 
-Each cell of the configuration (``mcmc-bench cells``) belongs to a *group*: its id without the ``_run<k>``
-suffix (method, target setting and rate). A group's cost per cell is the median ``wall_seconds`` of its
-cells in the newest record archive that holds it (``docs/results/records/*_s<session>.tar.xz``; a cell is one
-single-threaded process, so wall ~ CPU). Groups no archive holds are counted, not guessed. The machines are
-those the archives name (``cpu``): the estimate is theirs, not the reader's.
+Each cell of the configuration belongs to a *group*: its id without a trailing replicate index
+(``poisson_mh_r0.4_run7`` -> ``poisson_mh_r0.4``, ``..._trial3`` -> ``...``). A group's cost per cell is the
+median over its stored cells of the cell's CPU time (``cpu_seconds``: the whole ``mcmc-bench cell`` process)
+where recorded, else its ``wall_seconds``; each cell is one single-threaded process. Groups without a stored
+cell are counted, not guessed. The estimate is that of the machines the store names (column ``cpu``).
 
-``python -m bench.paper_cost [--config config/default.yaml] [--records docs/results/records]``
+``python -m bench.paper_cost [--config config/default.yaml] [--store results/store]`` prints one row per
+experiment and the total per family.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import re
 import statistics
-import tarfile
 from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
 
-from bench.cells import RECORDS, REPO
+from bench.cells import REPO
+from bench.store import STORE, path_of, read
 
-RUN_SUFFIX = re.compile(r"_run\d+$")
-# a session's archive is <name>_s<k>.tar.xz; the A/B archives of superseded kernels carry a further suffix
-# (``_s15_old_kernels``, ``_s29_ab_new``, ``_s31_calib``) and are not read: not the code a rerun would use
-SESSION = re.compile(r"_s(\d+)\.tar\.xz$")
+REPLICATE_SUFFIX = re.compile(r"_[a-z]+\d+$")
 
 
 def group_of(cell: str) -> str:
-    """The cell id without its replicate suffix (``poisson_mh_r0.4_run7`` -> ``poisson_mh_r0.4``)."""
-    return RUN_SUFFIX.sub("", cell)
+    """The cell id without its replicate index (``poisson_mh_r0.4_run7`` -> ``poisson_mh_r0.4``)."""
+    return REPLICATE_SUFFIX.sub("", cell)
 
 
-def record_costs(archives: list[Path]) -> dict[tuple[str, str], dict]:
-    """``{(experiment, group): {"archive", "session", "cpu", "walls"}}`` from the newest archive holding
-    each group (finished cells only)."""
-    out: dict[tuple[str, str], dict] = {}
-    keyed = []
-    for a in archives:
-        m = SESSION.search(a.name)
-        if m:
-            keyed.append((int(m.group(1)), a))
-    for session, a in sorted(keyed, key=lambda t: (-t[0], t[1].name)):
-        found: dict[tuple[str, str], dict] = {}
-        with tarfile.open(a) as tf:
-            for mem in tf.getmembers():
-                if not (mem.isfile() and mem.name.endswith(".json") and "cells/" in mem.name):
-                    continue
-                rec = json.load(tf.extractfile(mem))
-                if rec.get("status") != "ok" or "wall_seconds" not in rec:
-                    continue
-                key = (rec["experiment"], group_of(rec["cell"]))
-                if key in out:  # a newer archive holds this group
-                    continue
-                g = found.setdefault(
-                    key, {"archive": a.name, "session": session, "cpu": rec.get("cpu"), "walls": []}
-                )
-                g["walls"].append(float(rec["wall_seconds"]))
-        out.update(found)
-    return out
+def stored_costs(exp_id: str, store: Path) -> tuple[dict[str, list[float]], set[str]]:
+    """``({group: [seconds per stored cell]}, {cpu kinds})`` of one experiment's store file (empty if none);
+    cells that are not ok are left out."""
+    p = path_of(exp_id, store)
+    if not p.exists():
+        return {}, set()
+    t = read(p, exp_id)
+    t = t[(t["row"] == "0") & (t["status"] == "ok")]
+    out: dict[str, list[float]] = defaultdict(list)
+    cpus, walls = t["cpu_seconds"].map(float), t["wall_seconds"].map(float)
+    for cell, cpu, wall in zip(t["cell"], cpus, walls, strict=True):
+        out[group_of(cell)].append(cpu if math.isfinite(cpu) else wall)
+    return dict(out), set(t["cpu"])
 
 
-def cost_plan(config: Path, records: Path, experiments: list[str] | None = None) -> pd.DataFrame:
-    """One row per experiment the configuration selects (or ``experiments``): its cells, the cells whose
-    group has a record, their estimated CPU hours, and the record machines and sessions used."""
+def cost_plan(config: Path, store: Path = STORE, experiments: list[str] | None = None) -> pd.DataFrame:
+    """One row per experiment the configuration selects (or ``experiments``): family, cells, the cells whose
+    group has a stored time, their estimated CPU hours, the cells without one, and the machines."""
     from bench.cells import enumerate_cells
     from bench.cli_workflow import experiment_and_settings, load_config, selected_experiments
 
     cfg = load_config(str(config))
     scale = cfg.get("scale") or "smoke"
-    costs = record_costs(sorted(records.glob("*.tar.xz")))
     rows = []
     for e in experiments or selected_experiments(cfg):
+        exp, settings = experiment_and_settings(e, scale, cfg)
         groups: dict[str, int] = defaultdict(int)
-        for p in enumerate_cells(*experiment_and_settings(e, scale, cfg)):
+        for p in enumerate_cells(exp, settings):
             groups[group_of(p["cell"])] += 1
-        n = sum(groups.values())
-        have = {g: costs[(e, g)] for g in groups if (e, g) in costs}
-        sec = sum(groups[g] * statistics.median(c["walls"]) for g, c in have.items())
+        costs, cpus = stored_costs(e, store) if scale == "paper" else ({}, set())
+        have = {g: n for g, n in groups.items() if g in costs}
+        sec = sum(n * statistics.median(costs[g]) for g, n in have.items())
         rows.append(
             {
                 "experiment": e,
-                "cells": n,
-                "cells_with_record": sum(groups[g] for g in have),
+                "family": exp.family,
+                "cells": sum(groups.values()),
+                "cells_with_time": sum(have.values()),
                 "cpu_hours": sec / 3600,
-                "groups_without_record": len(groups) - len(have),
-                "machines": ", ".join(sorted({str(c["cpu"]) for c in have.values()})),
-                "sessions": ", ".join(str(s) for s in sorted({c["session"] for c in have.values()})),
+                "cells_without_time": sum(groups.values()) - sum(have.values()),
+                "machines": ", ".join(sorted(cpus)),
             }
         )
     return pd.DataFrame(rows)
@@ -98,14 +81,17 @@ def cost_plan(config: Path, records: Path, experiments: list[str] | None = None)
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default=str(REPO / "config" / "default.yaml"))
-    ap.add_argument("--records", default=str(RECORDS))
+    ap.add_argument("--store", default=str(STORE))
     ap.add_argument("--experiments", default="", help="comma-separated ids (default: the config's)")
     a = ap.parse_args(argv)
-    df = cost_plan(Path(a.config), Path(a.records), [e for e in a.experiments.split(",") if e] or None)
+    df = cost_plan(Path(a.config), Path(a.store), [e for e in a.experiments.split(",") if e] or None)
     print(df.to_markdown(index=False, floatfmt=".2f"))
+    cols = ["cells", "cells_with_time", "cpu_hours", "cells_without_time"]
+    fam = df.groupby("family", sort=False)[cols].sum()
+    print("\nper family:\n" + fam.reset_index().to_markdown(index=False, floatfmt=".2f"))
     print(
-        f"\ntotal: {df.cells.sum()} cells, {df.cells_with_record.sum()} with a record, "
-        f"{df.cpu_hours.sum():.1f} CPU-h for those"
+        f"\ntotal: {df.cells.sum()} cells, {df.cells_with_time.sum()} with a stored time: "
+        f"{df.cpu_hours.sum():.1f} CPU-h; {df.cells_without_time.sum()} cells without one"
     )
     return 0
 

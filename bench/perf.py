@@ -772,6 +772,31 @@ def figures(df: pd.DataFrame, out) -> None:
         out.figure("perf_startup", fig, caption="cold vs warm start")
 
 
+def _write(df: pd.DataFrame, out_csv: Path, figs_dir: str | os.PathLike) -> None:
+    from bench.outputs import Outputs
+
+    outs = Outputs(out_csv.parent, figs_dir, experiment="perf")
+    outs.table(out_csv.stem, df, caption="mcmc-bench perf (docs/performance.md)")
+    figures(df, outs)
+    outs.write_manifest(out_csv.parent / f"{out_csv.stem}_manifest.json")
+
+
+def redraw(table: str | os.PathLike, out_csv: str | os.PathLike, figs_dir: str | os.PathLike) -> pd.DataFrame:
+    """The table and figures of a stored ``mcmc-bench perf`` run (its CSV, e.g. results/store/perf.csv.xz)
+    without measuring anything."""
+    out_csv = Path(out_csv)
+    if out_csv.suffix != ".csv":
+        raise ValueError(f"--out must end in .csv, got {out_csv}")
+    try:
+        df = pd.read_csv(table)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{table}: not a readable perf table ({e})") from None
+    if "section" not in df.columns:
+        raise ValueError(f"{table}: not a perf table (no column 'section')")
+    _write(df, out_csv, figs_dir)
+    return df
+
+
 def run_perf(
     quick: bool,
     out_csv: str | os.PathLike,
@@ -785,7 +810,6 @@ def run_perf(
     """Measure everything and write the CSV/MD table and the figures; returns the table.
     ``methods`` restricts the minibatch methods (their twins come along); ``startup_methods`` the
     cold/warm start-up runs (default: all methods; quick: rwm, sgld and one discrete method)."""
-    from bench.outputs import Outputs
     from samplers.registry import METHODS
 
     out_csv = Path(out_csv)
@@ -816,10 +840,7 @@ def run_perf(
     rows += startup_rows(list(startup_methods), log)
     df = pd.DataFrame(rows)
     df = pd.concat([df, pd.DataFrame(target_rows(df))], ignore_index=True)
-    outs = Outputs(out_csv.parent, figs_dir, experiment="perf")
-    outs.table(out_csv.stem, df, caption="mcmc-bench perf (docs/performance.md)")
-    figures(df, outs)
-    outs.write_manifest(out_csv.parent / f"{out_csv.stem}_manifest.json")
+    _write(df, out_csv, figs_dir)
     t = df[df.section == "targets"]
     for r in t.itertuples():
         lb = getattr(r, "lower_bound", math.nan)

@@ -10,6 +10,12 @@ import sys
 
 def _cmd_perf(args: argparse.Namespace) -> int:
     split = lambda v: None if v is None else [m for m in v.split(",") if m]
+    if args.from_table:
+        from bench.perf import redraw
+
+        redraw(args.from_table, args.out, args.figs)
+        print(args.out)
+        return 0
     from bench.perf import run_perf
 
     run_perf(
@@ -49,6 +55,12 @@ def register(subparsers) -> None:
         default=0,
         metavar="K",
         help="also measure the efficiency and growth targets in K interleaved rounds and judge them by "
-        "the median (docs/performance.md 4.10); 0 = off",
+        "the median (docs/performance.md §4); 0 = off",
+    )
+    p.add_argument(
+        "--from-table",
+        default=None,
+        metavar="CSV",
+        help="measure nothing: write the table and figures of a stored run (results/store/perf.csv.xz)",
     )
     p.set_defaults(func=_cmd_perf)

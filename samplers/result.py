@@ -29,6 +29,17 @@ def _jsonable(o: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
 
 
+# Sampling and compile seconds of every ChainResult made in this process (chains, count), read by the cell
+# runner (bench.cells.run_one) to record a cell's sampling and compile time beside its wall time.
+_TOTALS = [0.0, 0.0, 0]
+
+
+def chain_totals() -> tuple[float, float, int]:
+    """``(sample_seconds, compile_seconds, chains)`` summed over every :class:`ChainResult` made so far in
+    this process (take differences around a piece of work)."""
+    return _TOTALS[0], _TOTALS[1], _TOTALS[2]
+
+
 @dataclass
 class ChainResult:
     """Samples and costs of one chain. ``n_evals[t]`` = per-datum (or per-factor) evaluations at
@@ -47,6 +58,11 @@ class ChainResult:
     hyper: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     config_hash: str = ""
+
+    def __post_init__(self) -> None:
+        _TOTALS[0] += float(self.sample_seconds)
+        _TOTALS[1] += float(self.compile_seconds)
+        _TOTALS[2] += 1
 
     @property
     def accept_rate(self) -> float:

@@ -8,14 +8,11 @@ cells existed say 0, so every archived record keeps its config hash (checked on 
 
 from __future__ import annotations
 
-import json
-import tarfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 import samplers  # noqa: F401  (sets the Numba cache dir)
 from bench import cells as C
@@ -26,13 +23,12 @@ from bench.experiments.exact_mh import truncated_gaussian as TGE
 from bench.experiments.exact_mh import verdicts as V
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDS = C.RECORDS
 
 
-def _settings(exp_id: str, cfg: str) -> dict:
-    exp = get_experiment(exp_id)
-    c = yaml.safe_load((ROOT / "config" / cfg).read_text())
-    return C.experiment_settings(exp, "paper", c["overrides"])
+def _settings(exp_id: str, **over) -> dict:
+    """The paper settings of ``exp_id`` with ``over`` as a config override."""
+    o = {exp_id: {"reason": "test settings", "scale": "paper", "settings": over}} if over else None
+    return C.experiment_settings(get_experiment(exp_id), "paper", o)
 
 
 def test_dense_cells_follow_the_optional_grid_key() -> None:
@@ -44,8 +40,8 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     assert "dense_runs" not in base and "dense_runs" in exp.grid_keys
     dense = [p for p in C.enumerate_cells(exp, base) if "counts" in p]
     assert len(dense) == 100 * 3 * 3 and {p["method"] for p in dense} == set(EC.COUNTS_METHODS)
-    s39 = _settings("exact_mh_tg", "paper_exact_mh_s39.yaml")
-    s13 = _settings("exact_mh_tg", "paper_exact_mh_s13.yaml")
+    s39 = _settings("exact_mh_tg", dense_runs=10)
+    s13 = _settings("exact_mh_tg", dense_runs=0)
     d39 = [p for p in C.enumerate_cells(exp, s39) if "counts" in p]
     assert len(d39) == 90 and {p["run"] for p in d39} == set(range(10))
     assert not [p for p in C.enumerate_cells(exp, s13) if "counts" in p]
@@ -61,43 +57,12 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     over["exact_mh_tg"]["settings"] = {"dense_runs": 0, "runs": 0}
     with pytest.raises(ValueError, match="runs .*positive integer, got 0"):
         C.experiment_settings(exp, "paper", over)
-    rlr = _settings("exact_mh_rlr", "paper_exact_mh_s39.yaml")
+    rlr = _settings("exact_mh_rlr", variants=["rlr_10d_n1e5"], dense_runs=10)
     dr = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), rlr) if "counts" in p]
     assert len(dr) == 90 and all(p["cell"].startswith(f"rlr_10d_n1e5_{p['method']}_dense_") for p in dr)
-    s41 = _settings("exact_mh_rlr", "paper_exact_mh_s41.yaml")  # dense_runs absent: every run
+    s41 = _settings("exact_mh_rlr", variants=["rlr_10d_n1e5"])  # dense_runs absent: every run
     d41 = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), s41) if "counts" in p]
     assert len(d41) == 100 * 3 * 3 and {p["run"] for p in d41} == set(range(100))
-
-
-@pytest.mark.parametrize(
-    ("exp_id", "archives", "configs"),
-    [
-        ("exact_mh_tg", ["exact_mh_tg_s36.tar.xz"], ["paper_exact_mh_s13.yaml", "paper_exact_mh_s39.yaml"]),
-        (
-            "exact_mh_rlr",
-            ["exact_mh_rlr_s36.tar.xz", "exact_mh_rlr_hmc10_s38.tar.xz"],
-            ["paper_exact_mh_s16.yaml", "paper_exact_mh_s39.yaml", "paper_exact_mh_s41.yaml"],
-        ),
-    ],
-)
-def test_section_35_records_stay_current(tmp_path, exp_id, archives, configs) -> None:
-    """Every record of section 35 (TG runs 0-9, Tables 2 / 5 runs 0-4, HMC-10 of section 38) is a current
-    cell of its config and of sessions 39 and 41's configs (the ones with the dense cells)."""
-    for a in archives:
-        with tarfile.open(RECORDS / a) as tf:
-            tf.extractall(tmp_path, filter="data")
-    exp = get_experiment(exp_id)
-    recs = [json.loads(f.read_text()) for f in (tmp_path / "cells" / exp_id).glob("*.json")]
-    assert len({r["cell"] for r in recs}) == (280 if exp_id == "exact_mh_tg" else 225)
-    for cfg in configs:
-        s = _settings(exp_id, cfg)
-        cells = {p["cell"]: p for p in C.enumerate_cells(exp, s)}
-        stale = [
-            r["cell"]
-            for r in recs
-            if r["config_hash"] not in C.current_hashes(exp, "paper", s, cells[r["cell"]])
-        ]
-        assert not stale, (cfg, stale[:5])
 
 
 def test_dense_cell_is_its_sparse_twin_timed_the_authors_way() -> None:

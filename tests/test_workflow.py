@@ -570,111 +570,32 @@ def test_smoke_workflow_end_to_end(tmp_path):
     assert "experiment_cell_config" not in stats, stats
 
 
-def test_readme_states_the_paper_scale_cell_count():
-    """README's Status gives the number of cells ``snakemake -j8`` runs at paper scale: it must be the
-    number ``config/default.yaml`` enumerates (it had gone stale: 12,731 where the config lists 16,061)."""
-    from bench.cli_workflow import experiment_and_settings, load_config, selected_experiments
-
-    cfg = load_config(str(REPO / "config" / "default.yaml"))
-    n = sum(
-        len(C.enumerate_cells(*experiment_and_settings(e, "paper", cfg))) for e in selected_experiments(cfg)
-    )
-    m = re.search(r"full paper-scale workflow \(([\d,]+) cells", (REPO / "README.md").read_text())
-    assert m is not None and int(m.group(1).replace(",", "")) == n
+def _stored(cell: str, cpu: float, wall: float, status: str = "ok") -> dict:
+    rows = [{"x": 1}] if status == "ok" else []
+    return {"experiment": "exact_mh_exchange", "cell": cell, "status": status, "params": {"cell": cell},
+            "config_hash": "h", "seed": "1:[]", "wall_seconds": wall, "cpu_seconds": cpu, "rows": rows,
+            "cpu": "testcpu"}  # fmt: skip
 
 
-def _cell_archive(path: Path, cells: dict[str, float], status: str = "ok") -> None:
-    """A record archive in the layout of docs/results/records: cells/<experiment>/<cell>.json."""
-    import io
-    import tarfile
-
-    with tarfile.open(path, "w:xz") as tf:
-        for cell, wall in cells.items():
-            rec = {"experiment": "exact_mh_exchange", "cell": cell, "status": status, "wall_seconds": wall}
-            rec["cpu"] = path.stem
-            data = json.dumps(rec).encode()
-            info = tarfile.TarInfo(f"cells/exact_mh_exchange/{cell}.json")
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-
-
-def test_paper_cost_takes_each_group_from_its_newest_archive(tmp_path):
-    """bench.paper_cost: a group's cost per cell is the median wall time in the newest archive holding it;
-    A/B archives of superseded kernels (not named ``*_s<k>.tar.xz``) and failed cells are ignored; groups
-    without a record are counted. Fails if the oldest archive won (4x4 would cost 5 x 2 s), if the
-    old-kernels archive were read (5 x 99 s) or if the error cells counted (8x8's median 500 s)."""
+def test_paper_cost_takes_each_group_from_its_stored_cells(tmp_path):
+    """bench.paper_cost: a group's cost per cell is the median of its stored cells' CPU time (wall time where
+    the CPU time is unknown); cells that are not ok do not count; groups without a stored cell are counted,
+    not guessed. Fails if the mean were taken (4x4 would cost 5 x 4 s), if wall time won over CPU time
+    (5 x 20 s), or if the error cells counted (8x8's median 500 s)."""
     from bench.paper_cost import cost_plan, group_of
+    from bench.store import frame_of_records, write
 
     assert group_of("rlr_10d_n1e5_poisson_mh_dense_r0.4_run17") == "rlr_10d_n1e5_poisson_mh_dense_r0.4"
-    assert group_of("4x4_enum_run3") == "4x4_enum"
-    _cell_archive(
-        tmp_path / "exact_mh_exchange_s10.tar.xz",
-        {"4x4_enum_run0": 1.0, "4x4_enum_run1": 2.0, "4x4_enum_run2": 3.0, "8x8_cftp_run0": 5.0},
-    )
-    _cell_archive(tmp_path / "exact_mh_exchange_s12.tar.xz", {"4x4_enum_run0": 10.0})
-    _cell_archive(tmp_path / "exact_mh_exchange_s14_old_kernels.tar.xz", {"4x4_enum_run0": 99.0})
-    _cell_archive(
-        tmp_path / "exact_mh_exchange_s13.tar.xz",
-        {"8x8_cftp_run1": 500.0, "8x8_cftp_run2": 500.0},
-        status="error",
-    )
-    df = cost_plan(REPO / "config" / "default.yaml", tmp_path, ["exact_mh_exchange"])
+    assert group_of("4x4_enum_run3") == "4x4_enum" and group_of("gmm_austere_trial12") == "gmm_austere"
+    recs = [_stored("4x4_enum_run0", 1.0, 20.0), _stored("4x4_enum_run1", 2.0, 20.0),
+            _stored("4x4_enum_run2", 9.0, 20.0), _stored("8x8_cftp_run0", float("nan"), 5.0),
+            *(_stored(f"8x8_cftp_run{i}", 500.0, 500.0, "error") for i in (1, 2, 3))]  # fmt: skip
+    write(tmp_path / "exact_mh_exchange.csv.xz", frame_of_records(recs))
+    df = cost_plan(REPO / "config" / "full.yaml", tmp_path, ["exact_mh_exchange"])
     row = df.iloc[0]
-    assert (row.cells, row.cells_with_record, row.groups_without_record) == (10, 10, 0)
-    assert row.cpu_hours * 3600 == pytest.approx(5 * 10.0 + 5 * 5.0)
-    assert row.sessions == "10, 12"
-    _cell_archive(tmp_path / "exact_mh_exchange_s10.tar.xz", {"4x4_enum_run0": 1.0})
-    df = cost_plan(REPO / "config" / "default.yaml", tmp_path, ["exact_mh_exchange"])
-    assert (df.iloc[0].cells_with_record, df.iloc[0].groups_without_record) == (5, 1)
-    assert df.iloc[0].cpu_hours * 3600 == pytest.approx(5 * 10.0)
-
-
-def test_from_records_sets_are_every_cell_of_their_configs(tmp_path):
-    """bench.from_records: each set's archives, extracted in order, hold a current record (config hash of the
-    set's config) of every cell the config lists and nothing else, so the workflow schedules no cell and
-    ``aggregate`` accepts them all (what ``make paper-from-records`` relies on)."""
-    from bench.cells import collect_records
-    from bench.cli_workflow import experiment_and_settings, load_config, selected_experiments
-    from bench.from_records import RECORDS, SETS, extract_cells
-
-    for name, (cfg_path, archives) in SETS.items():
-        out = tmp_path / name
-        n = extract_cells([RECORDS / f"{a}.tar.xz" for a in archives], out)
-        cfg = load_config(str(REPO / cfg_path))
-        got = 0
-        for e in selected_experiments(cfg):
-            exp, settings = experiment_and_settings(e, cfg["scale"], cfg)
-            got += len(collect_records(exp, settings, cfg["scale"], out / "cells"))
-        assert n == got > 0, name
-
-
-def test_from_records_extraction_order_mtimes_and_bad_members(tmp_path):
-    """A later archive's record replaces an earlier one; records get the extraction time (older mtimes would
-    make Snakemake rerun the cells); the CPU csv is skipped; a member outside cells/ or with '..' is refused.
-    Fails if the order were reversed (run0 would read 1.0) or mtimes kept (the archive's 2001 stamp)."""
-    import io
-    import tarfile
-
-    from bench.from_records import extract_cells
-
-    def archive(path, members):
-        with tarfile.open(path, "w:xz") as tf:
-            for name, text in members.items():
-                data = text.encode()
-                info = tarfile.TarInfo(name)
-                info.size, info.mtime = len(data), 1e9  # 2001
-                tf.addfile(info, io.BytesIO(data))
-
-    a1, a2 = tmp_path / "a_s1.tar.xz", tmp_path / "a_s2.tar.xz"
-    archive(a1, {"cells/e/run0.json": "1.0", "cells/e/run1.json": "1.1", "cells_cpu.csv": "x"})
-    archive(a2, {"cells/e/run0.json": "2.0"})
-    t0 = time.time()
-    assert extract_cells([a1, a2], tmp_path / "r") == 2
-    assert (tmp_path / "r/cells/e/run0.json").read_text() == "2.0"
-    assert (tmp_path / "r/cells/e/run1.json").read_text() == "1.1"
-    assert not (tmp_path / "r/cells_cpu.csv").exists()
-    assert all(p.stat().st_mtime >= t0 - 1 for p in (tmp_path / "r/cells/e").iterdir())
-    for bad in ("other/x.json", "cells/../../x.json"):
-        archive(tmp_path / "bad_s3.tar.xz", {bad: "0"})
-        with pytest.raises(ValueError, match="unexpected member"):
-            extract_cells([tmp_path / "bad_s3.tar.xz"], tmp_path / "r2")
+    assert (row.cells, row.cells_with_time, row.cells_without_time, row.machines) == (10, 10, 0, "testcpu")
+    assert row.cpu_hours * 3600 == pytest.approx(5 * 2.0 + 5 * 5.0)
+    write(tmp_path / "exact_mh_exchange.csv.xz", frame_of_records(recs[:3]))
+    df = cost_plan(REPO / "config" / "full.yaml", tmp_path, ["exact_mh_exchange"])
+    assert (df.iloc[0].cells_with_time, df.iloc[0].cells_without_time) == (5, 5)
+    assert df.iloc[0].cpu_hours * 3600 == pytest.approx(5 * 2.0)

@@ -62,8 +62,7 @@ rule run_cell:
 
 rule aggregate:
     input:
-        cells=lambda wc: cell_files(wc.exp),
-        config="results/config/{exp}.json",
+        unpack(aggregate_inputs),
     output:
         manifest="results/manifests/{exp}.json",
         assets=report(
@@ -76,8 +75,9 @@ rule aggregate:
         "logs/aggregate/{exp}.log",
     params:
         scale=SCALE,
+        source=source_args,
     shell:
-        "{CLI} aggregate --experiment {wildcards.exp} --scale {params.scale} "
+        "{CLI} aggregate --experiment {wildcards.exp} --scale {params.scale} {params.source} "
         "--config {input.config} --assets-dir {output.assets} --manifest {output.manifest} "
         "> {log} 2>&1"
 
@@ -93,7 +93,9 @@ rule workflow_config:
 
 rule cells_table:
     input:
-        cells=[f for e in EXPERIMENT_IDS for f in cell_files(e)],
+        cells=[f for e in EXPERIMENT_IDS for f in cell_files(e)] if SOURCE == "cells" else [
+            str(path_of(e, STORE_DIR)) for e in EXPERIMENT_IDS
+        ],
         config="results/config/_all.json",
     output:
         csv=report(
@@ -106,9 +108,10 @@ rule cells_table:
         "logs/cells_table.log",
     params:
         scale=SCALE,
+        source=source_args(),
     shell:
-        "{CLI} cells-table --config {input.config} --scale {params.scale} --out {output.csv} "
-        "> {log} 2>&1"
+        "{CLI} cells-table --config {input.config} --scale {params.scale} {params.source} "
+        "--out {output.csv} > {log} 2>&1"
 
 
 rule check_cells:

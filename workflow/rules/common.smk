@@ -11,6 +11,10 @@ validate(config, schema="../schemas/config.schema.yaml")
 
 SCALE = config["scale"]
 CLI = f"{sys.executable} -m bench.cli"
+# source "cells" runs every cell; "store" (make results) runs none and aggregates the cells the config
+# enumerates that the results store holds, through the same aggregate rule
+SOURCE = config.get("source", "cells")
+STORE_DIR = os.path.abspath(config.get("store") or os.path.join(workflow.basedir, "results", "store"))
 
 # Environment of every job (local shells inherit os.environ; `envvars` forwards them to cluster
 # jobs). Numba: one shared on-disk cache (atomic writes, safe for concurrent jobs), and one thread
@@ -58,13 +62,30 @@ CELL_PARAMS = {
     e: {p["cell"]: p for p in enumerate_cells(get_experiment(e), SETTINGS[e])} for e in EXPERIMENT_IDS
 }
 CELLS = {e: list(CELL_PARAMS[e]) for e in EXPERIMENT_IDS}
+if SOURCE == "store":
+    from bench.store import path_of, read, select  # noqa: E402
+
+    for _e in list(EXPERIMENT_IDS):
+        _p = path_of(_e, STORE_DIR)
+        if not _p.exists():  # nothing stored for this experiment: no tables, said once
+            print(f"results store: no {_p.name} in {STORE_DIR}; {_e} has no tables", file=sys.stderr)
+            EXPERIMENT_IDS.remove(_e)
+            continue
+        try:
+            _t, _missing = select(get_experiment(_e), SETTINGS[_e], SCALE, read(_p, _e), where=str(_p))
+        except ValueError as _err:
+            raise WorkflowError(str(_err)) from None
+        CELLS[_e] = list(dict.fromkeys(_t["cell"]))
+        if not CELLS[_e]:
+            print(f"results store: {_p.name} holds none of {_e}'s cells; no tables", file=sys.stderr)
+            EXPERIMENT_IDS.remove(_e)
 # Kernels to warm before the cells: the "method" of every cell that names a registered one; for a
 # cell that does not, every method of its experiment's family (all methods if no family matches).
 # Grouped by method family so -j N warms families in parallel.
 from samplers.registry import METHODS as _METHODS  # noqa: E402
 
 _used = set()
-for _e in EXPERIMENT_IDS:
+for _e in EXPERIMENT_IDS if SOURCE == "cells" else ():  # a rebuild from the store runs no cell
     _fam = [m for m, spec in _METHODS.items() if spec.family == get_experiment(_e).family]
     for _p in enumerate_cells(get_experiment(_e), SETTINGS[_e]):
         _m = _p.get("method")
@@ -157,6 +178,19 @@ def cell_files(exp):
     return [f"results/cells/{exp}/{c}.json" for c in CELLS[exp]]
 
 
+def aggregate_inputs(wc):
+    """An experiment's aggregation reads its cell records, or (source: store) its store file."""
+    src = {"store": str(path_of(wc.exp, STORE_DIR))} if SOURCE == "store" else {"cells": cell_files(wc.exp)}
+    return {**src, "config": f"results/config/{wc.exp}.json"}
+
+
+def source_args(wc=None):
+    """``--store ...`` for the aggregate (one experiment) and cells-table (all) commands in store mode."""
+    if SOURCE != "store":
+        return ""
+    return f"--store {path_of(wc.exp, STORE_DIR) if wc is not None and hasattr(wc, 'exp') else STORE_DIR}"
+
+
 def report_inputs():
     """Everything the HTML report shows (not the error check: the report also documents errors)."""
     out = [f"results/manifests/{e}.json" for e in EXPERIMENT_IDS]
@@ -164,7 +198,9 @@ def report_inputs():
 
 
 def all_outputs():
-    return report_inputs() + ["results/cells_check.txt", "results/report.html"]
+    stored_perf = SOURCE == "store" and os.path.exists(os.path.join(STORE_DIR, "perf.csv.xz"))
+    perf = ["results/performance.csv"] if stored_perf else []
+    return report_inputs() + ["results/cells_check.txt", "results/report.html"] + perf
 
 
 wildcard_constraints:
