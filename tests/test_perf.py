@@ -7,8 +7,11 @@ retry; unchanged kernels measured 0.5-1.75x between runs on this 2-core machine 
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,6 +19,19 @@ import pytest
 from numba import njit
 
 from bench import perf_compare as pc
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+
+
+def _tool(name: str):
+    """The stand-alone measurement script ``tools/<name>.py`` imported as a module."""
+    key = f"tools_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, TOOLS / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[key] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[key]
 
 
 # ============================================================================ compare (synthetic)
@@ -387,9 +403,9 @@ def test_memory_floor_kernel_counts_every_candidate():
 
 
 def test_gather_floor_reads_every_row_line():
-    """bench.gather_floor: the gather sums one double per 64-byte line of each chosen row (plus the
+    """tools/gather_floor.py: the gather sums one double per 64-byte line of each chosen row (plus the
     last entry), so its value is checkable; the measurement returns finite positive times."""
-    from bench import gather_floor as gf
+    gf = _tool("gather_floor")
 
     X = np.arange(40.0).reshape(2, 20)  # lines start at columns 0, 8, 16; last entry 19
     idxs = np.array([[1, 0, 1]])
@@ -444,10 +460,10 @@ def test_paired_targets_replace_single_shot_verdicts():
 
 
 def test_expanded_form_computes_the_kernels_ratio_and_sum():
-    """bench.expanded_form times what the kernels compute: its candidate pass draws the same B and kept
+    """tools/expanded_form.py times what the kernels compute: its candidate pass draws the same B and kept
     count and the same log-ratio (up to rounding) as poisson_counts_ratio, its full-batch sum equals
     loglik_sum; rows without the folded per-datum constant (mutant) give a different answer."""
-    from bench import expanded_form as ef
+    ef = _tool("expanded_form")
     from bench.perf import _problem
     from samplers.kernels.poisson_mh import poisson_counts_ratio
     from samplers.methods.exact_mh import poisson_setup
@@ -492,9 +508,9 @@ def test_expanded_form_computes_the_kernels_ratio_and_sum():
 
 @pytest.mark.parametrize("target", ["truncated_gaussian", "robust_regression"])
 def test_difference_twin_sums_the_log_likelihood_difference(target):
-    """bench.difference_twin's full-batch loop (TunaMH's per-candidate arithmetic over all data) equals
+    """tools/difference_twin.py's full-batch loop (TunaMH's per-candidate arithmetic over all data) equals
     loglik_sum(theta') - loglik_sum(theta); with the points swapped (mutant) the sign flips."""
-    from bench.difference_twin import sum_diff
+    sum_diff = _tool("difference_twin").sum_diff
     from bench.perf import _problem
     from samplers.targets.tall import loglik_sum
 

@@ -1,15 +1,15 @@
-"""Layout-independent memory floor of a Poisson-minibatch candidate pass (issue 5 "Performance").
+"""Layout-independent memory floor of a Poisson-minibatch candidate pass (docs/performance.md §6.2).
 
 Any exact minibatch kernel must at least read each candidate's d feature doubles from a random row.
 This script times exactly that (indices drawn beforehand: no alias table, no RNG, no arithmetic beyond
 one add per 64-byte line, software prefetch at distance 8/16/32) for E[B] = 5.86% of N random rows
-(the truncated Gaussian's measured E[B], seed 001 §5.1), on d-double rows and on 24-double rows (our
-packed layout), beside a streaming pass of the truncated-Gaussian quadratic form over all N rows (a
-stand-in for the full-batch twin; the real twin's per-datum time is ``hotloop`` ``full_ns`` of
-``mcmc-bench perf``). ``twin_ns / gather_ns`` bounds the efficiency (speed-up / (N/E[B])) any kernel
-with these reads can reach against a twin that costs ``twin_ns`` per datum.
+(the measured E[B] of PoissonMH on the Yuan & Wang 2024 §5.1 truncated Gaussian), on d-double rows and
+on 24-double rows (our packed layout), beside a streaming pass of the truncated-Gaussian quadratic form
+over all N rows (a stand-in for the full-batch twin; the real twin's per-datum time is ``hotloop``
+``datum_ns`` of ``mcmc-bench perf``). ``twin_ns / gather_ns`` bounds the efficiency (speed-up / (N/E[B]))
+any kernel with these reads can reach against a twin that costs ``twin_ns`` per datum.
 
-    .venv/bin/python -m bench.gather_floor [N ...]      # default 1e4 1e5 1e6; docs/performance.md §4.9
+    .venv/bin/python tools/gather_floor.py [N ...]    # default 1e4 1e5 1e6; docs/performance.md §5.4, §6.2
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from numba import njit
 import samplers  # noqa: F401  (sets NUMBA_CACHE_DIR before numba is imported)
 from samplers.hotloop import prefetch_row
 
-BATCH_FRACTION = 0.0586  # measured E[B] / N of the TG PoissonMH at N = 1e5 (docs/performance.md §4.8)
+BATCH_FRACTION = 0.0586  # measured E[B] / N of the TG PoissonMH at N = 1e5 (docs/performance.md §6.1)
 
 
 @njit(cache=True)
@@ -92,7 +92,11 @@ def measure(N: int, d: int = 20, seed: int = 1) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    Ns = [int(float(x)) for x in (sys.argv[1:] if argv is None else argv)] or [10_000, 100_000, 1_000_000]
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    Ns = [int(float(x)) for x in argv] or [10_000, 100_000, 1_000_000]
     for N in Ns:
         r = measure(N)
         g = {k: v for k, v in r.items() if k.startswith("gather")}

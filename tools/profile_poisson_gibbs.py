@@ -1,7 +1,8 @@
-"""Cost split of one Poisson-Gibbs iteration on the seed 000 §4.1 Potts model (issue 9 profiling).
+"""Cost split of one Poisson-Gibbs iteration on the Zhang & De Sa 2019 §4.1 Potts model (docs/performance.md
+§5.5).
 
-``python -m bench.profile_poisson_gibbs [lam_L2] [n_iter] [side]`` (side of the lattice, default
-20) runs the compiled chain loop cut after each stage of
+``.venv/bin/python tools/profile_poisson_gibbs.py [lam_L2] [n_iter] [side]`` (defaults 1.0, 200000, 20:
+lambda = lam_L2 L^2, iterations, side of the lattice) runs the compiled chain loop cut after each stage of
 :func:`samplers.kernels.poisson_gibbs.poisson_gibbs_step` (same code, same stream) and prints the
 cumulative CPU nanoseconds per iteration, then the real kernel and plain ``gibbs`` with their
 factor evaluations per second (n_evals / CPU second, one table lookup = one evaluation).
@@ -123,10 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     from samplers import registry
 
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     lam_L2 = float(argv[0]) if argv else 1.0
     n = int(argv[1]) if len(argv) > 1 else 200_000
     if not (lam_L2 > 0 and n > 0):
-        raise ValueError("usage: python -m bench.profile_poisson_gibbs [lam_L2 > 0] [n_iter > 0]")
+        raise ValueError("usage: tools/profile_poisson_gibbs.py [lam_L2 > 0] [n_iter > 0] [side]")
     side = int(argv[2]) if len(argv) > 2 else 20
     fg = registry.build_problem("potts_20x20", 0, rows=side, cols=side).model
     L = PG.local_max_energy(fg)

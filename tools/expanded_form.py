@@ -1,17 +1,17 @@
-"""Does the expanded quadratic form lift the efficiency bound of TG PoissonMH? (issue 5 "Performance").
+"""Does the expanded quadratic form lift the efficiency bound of TG PoissonMH? (docs/performance.md §7.8).
 
-A PoissonMH candidate on the truncated Gaussian (seed 001 §5.1) evaluates ``phi_i = ll_i + shift_i`` at
-theta and theta' with ``ll_i(theta) = -beta/2 sum_j w_j (theta_j - x_ij)^2``
+A PoissonMH candidate on the truncated Gaussian (Yuan & Wang 2024 §5.1) evaluates
+``phi_i = ll_i + shift_i`` at theta and theta' with ``ll_i(theta) = -beta/2 sum_j w_j (theta_j - x_ij)^2``
 (:func:`samplers.hotloop.pair_quadratic`: a subtract, a multiply and a fused multiply-add per coordinate
 and point). Expanded, ``ll_i(theta) = beta x_i . (w theta) - beta/2 sum_j w_j theta_j^2 - beta/2 sum_j
 w_j x_ij^2``: with the last, per-datum term folded into the row's shift (:func:`expanded_rows`) a candidate
 costs two dot products (one fused multiply-add per coordinate and point). The same rewrite applies to the
 full-batch twin's loop (:func:`sum_expanded`), so the question is whether it changes the ratio datum /
-candidate, which bounds the efficiency speed-up / (N / E[B]) (docs/performance.md §4.5). This script
+candidate, which bounds the efficiency speed-up / (N / E[B]) (docs/performance.md §3). This script
 times the four loops in alternated rounds on the sweep problems of ``mcmc-bench perf`` (lambda = 5e-4 L^2,
 E[B] ~ 5860) and prints both bounds.
 
-    .venv/bin/python -m bench.expanded_form [N ...]     # default 1e4 1e5 1e6; docs/performance.md §4.12
+    .venv/bin/python tools/expanded_form.py [N ...]     # default 1e4 1e5 1e6; docs/performance.md §7.8
 """
 
 from __future__ import annotations
@@ -199,7 +199,11 @@ def measure(N: int, rounds: int = 9, budget: float = 0.3) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    Ns = [int(float(x)) for x in (sys.argv[1:] if argv is None else argv)] or [10_000, 100_000, 1_000_000]
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    Ns = [int(float(x)) for x in argv] or [10_000, 100_000, 1_000_000]
     for N in Ns:
         r = measure(N)
         print(
