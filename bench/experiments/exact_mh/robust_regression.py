@@ -73,15 +73,29 @@ RLR_SETTINGS = {
 }
 
 
+# HMC leapfrog counts each variant's paper artifacts use: (cached rows, +recompute rows). Tables 2 / 5 and
+# Fig. 5 compare HMC-2/5/10 (both timings); Table 6 prints HMC-5 only; at d = 50, Fig. 9 compares HMC-2/5/10
+# and Table 7 prints HMC-5, the only row timed the authors' way. Setting n_leapfrog_list selects among them.
+RLR_HMC_LEAPFROG = {
+    "rlr_10d_n1e5": ((2, 5, 10), (2, 5, 10)),
+    "rlr_10d_n2e5": ((5,), (5,)),
+    "rlr_50d": ((2, 5, 10), (5,)),
+    "rlr_50d_paper": ((2, 5, 10), (5,)),
+}
+
+
 def rlr_cells(s: dict) -> list[dict]:
     out = []
     for v in s["variants"]:
         runs = s[RLR_RUNS_KEY.get(v, "runs")]
+        cached_nl, recompute_nl = RLR_HMC_LEAPFROG[v]
         for run in range(runs):
             for m in s["methods"]:
-                for nl in s["n_leapfrog_list"] if m == "hmc" else [0]:
+                for nl in [n for n in s["n_leapfrog_list"] if n in cached_nl] if m == "hmc" else [0]:
                     for rate in s["rates"]:
                         for sfx, timing in _timings(s, m, run):
+                            if m == "hmc" and timing.get("energy") == "recompute" and nl not in recompute_nl:
+                                continue
                             name = (m if m != "hmc" else f"hmc{nl}") + sfx
                             p = {
                                 "cell": f"{v}_{name}_r{rate:g}_run{run}",
