@@ -8,15 +8,15 @@ file cannot be obtained (no mirror copy, no network); callers turn that into a
 
 Returned objects:
 
-* ``mnist_3v5``, ``mnist_7v9`` (seed 001 §5.3, seed 002 §6.1): dict ``X_train, y_train, X_test,
-  y_test`` (50 PCA components fitted on the train split, labels in {0, 1}) + PCA arrays.
-* ``mnist_1v7`` (MNIST-13k) and ``mnist_1v7_100k`` (augmented substitute), seed 004 §6.2: dict
+* ``mnist_3v5``, ``mnist_7v9`` (Yuan & Wang 2024 §5.3, Korattikara et al. 2014 §6.1): dict ``X_train,
+  y_train, X_test, y_test`` (50 PCA components fitted on the train split, labels in {0, 1}) + PCA arrays.
+* ``mnist_1v7`` (MNIST-13k) and ``mnist_1v7_100k`` (augmented substitute), Seita et al. 2017 §6.2: dict
   ``X_train, y_train, y_train_pm, X_test, y_test, y_test_pm, source, augmented`` (784 raw
   pixels / 255).
-* ``miniboone`` (seed 002 §6.3): dict ``X_train, y_train, X_test, y_test`` (80/20 split,
+* ``miniboone`` (Korattikara et al. 2014 §6.3): dict ``X_train, y_train, X_test, y_test`` (80/20 split,
   standardised, constant feature appended) + split indices.
-* ``letterA`` (seed 003 §4.3): (128, 128) int8 image in {-1, +1}.
-* ``conll2000`` (seed 003 §4.4): dict ``{"train", "test"}`` -> list of sentences of
+* ``letterA`` (Chen et al. 2016 §4.3): (128, 128) int8 image in {-1, +1}.
+* ``conll2000`` (Chen et al. 2016 §4.4): dict ``{"train", "test"}`` -> list of sentences of
   (word, pos, chunk).
 * ``conll2002``: dict ``{"esp.train", "esp.testa", ... "ned.testb"}`` -> list of sentences
   (word, pos, ner).
@@ -68,49 +68,49 @@ DATASETS: dict[str, NamedDataset] = {
             "mnist_3v5",
             _MNIST_FILES,
             lambda dd, m: D.digit_pair(3, 5, 50, data_dir=dd, mirror=m),
-            "MNIST 3 vs 5, pixels/255, PCA 50 on train (seed 001 §5.3)",
+            "MNIST 3 vs 5, pixels/255, PCA 50 on train (Yuan & Wang 2024 §5.3)",
         ),
         NamedDataset(
             "mnist_7v9",
             _MNIST_FILES,
             lambda dd, m: D.digit_pair(7, 9, 50, data_dir=dd, mirror=m),
-            "MNIST 7 vs 9, pixels/255, PCA 50 on train (seed 001 §5.3, seed 002 §6.1)",
+            "MNIST 7 vs 9, pixels/255, PCA 50 on train (Yuan & Wang 2024 §5.3, K14 §6.1)",
         ),
         NamedDataset(
             "mnist_1v7",
             _MNIST_FILES,
             lambda dd, m: D.mnist_1v7(None, data_dir=dd, mirror=m),
-            "MNIST-13k 1 vs 7, raw pixels/255 (seed 004 §6.2)",
+            "MNIST-13k 1 vs 7, raw pixels/255 (Seita et al. 2017 §6.2)",
         ),
         NamedDataset(
             "mnist_1v7_100k",
             _MNIST_FILES,
             lambda dd, m: D.mnist_1v7(100_000, data_dir=dd, mirror=m),
-            "MNIST-100k 1 vs 7 (augmented substitute for infinite MNIST; seed 004 §6.2)",
+            "MNIST-100k 1 vs 7 (augmented substitute for infinite MNIST; Seita et al. 2017 §6.2)",
         ),
         NamedDataset(
             "miniboone",
             ("miniboone",),
             lambda dd, m: D.load_miniboone(data_dir=dd, mirror=m),
-            "MiniBooNE PID, 80/20 split, standardised + constant (seed 002 §6.3)",
+            "MiniBooNE PID, 80/20 split, standardised + constant (K14 §6.3)",
         ),
         NamedDataset(
             "letterA",
             ("letterA",),
             lambda dd, m: D.letter_a(True, data_dir=dd, mirror=m),
-            "128x128 binary letter-A image (seed 003 §4.3)",
+            "128x128 binary letter-A image (Chen et al. 2016 §4.3)",
         ),
         NamedDataset(
             "conll2000",
             ("conll2000",),
             _conll2000,
-            "CoNLL-2000 chunking corpus, train/test (seed 003 §4.4)",
+            "CoNLL-2000 chunking corpus, train/test (Chen et al. 2016 §4.4)",
         ),
         NamedDataset(
             "conll2002",
             ("conll2002",),
             _conll2002,
-            "CoNLL-2002 NER corpus, esp/ned (seed 003 §4.4)",
+            "CoNLL-2002 NER corpus, esp/ned (Chen et al. 2016 §4.4)",
         ),
     ]
 }

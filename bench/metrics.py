@@ -11,10 +11,9 @@ Contents
   ``l1_error``, ``test_accuracy`` and ``risk`` (logistic regression).
 * ``batch_summary`` of per-iteration evaluation counts.
 
-ESS estimators (see ``/work/shared/notes/ecosystem.md`` section 2 and
-``exact_minibatch_mh.md`` section 6):
+ESS estimators:
 
-``"identity"`` -- "the paper's ESS" (seed 001 section 5.1: "standard autocorrelation-based ESS
+``"identity"`` -- "the paper's ESS" (Yuan & Wang 2024 §5.1: "standard autocorrelation-based ESS
     to each dimension (identity test function)"). Single chain, raw draws, FFT autocovariance
     (divided by n), Geyer initial positive then initial monotone sequence, tau floored at
     ``1/log10(n)``. This is exactly ``arviz_stats.base.array_stats.ess(x, chain_axis=None,
@@ -22,12 +21,11 @@ ESS estimators (see ``/work/shared/notes/ecosystem.md`` section 2 and
 ``"mean"`` -- the same on the chain split in two halves (ArviZ ``method="mean"``).
 ``"bulk"`` -- split in two, rank-normalise (average ranks, Blom offset 3/8), z-scale
     (ArviZ ``method="bulk"``).
-``"authors"`` -- the estimator used by the seed-001 authors' Julia code:
+``"authors"`` -- the estimator used by the Yuan & Wang 2024 code (Julia):
     ``MCMCDiagnosticTools.ess(samples)`` with 0.3.x defaults (``kind=:bulk``,
     ``autocov_method=AutocovMethod()``, ``split_chains=2``, ``maxlag=250``). Re-implemented from
-    ``src/ess_rhat.jl`` / ``src/utils.jl`` of TuringLang/MCMCDiagnosticTools.jl (0.3.x branch;
-    the stored source was read, the exact 0.3.17 tag could not be pinned, but the 0.3.x
-    ``_ess_rhat(Val(:basic))`` loop read at two commits is identical). What it does, step by step:
+    ``src/ess_rhat.jl`` / ``src/utils.jl`` of TuringLang/MCMCDiagnosticTools.jl (the 0.3.x branch's
+    ``_ess_rhat(Val(:basic))`` loop; the exact 0.3.17 tag is not pinned). What it does, step by step:
 
     1. rank-normalise each coordinate over the *unsplit* chain (``StatsBase.tiedrank`` = average
        ranks, ``q = (r - 3/8) / (n + 1/4)``, ``norminvcdf``);
@@ -45,7 +43,7 @@ ESS estimators (see ``/work/shared/notes/ecosystem.md`` section 2 and
        cap), ``tau = max(0, 2 * sum + max(0, rho_even) - 1)``,
        ``ESS = min(ntotal / tau, ntotal * log10(ntotal))`` with ``ntotal = 2 * niter``.
 
-    Consequence (notes, "Code vs paper" item 4): for a chain whose autocorrelation stays near 1
+    Consequence: for a chain whose autocorrelation stays near 1
     beyond lag 250, ``tau <= ~500`` and ESS ~ ``n / 500`` however sticky the chain is.
 
 Guard (all methods, unless ``guard=False``): a coordinate whose draws are constant (ArviZ's own
@@ -405,7 +403,7 @@ def ess(
     guard: bool = True,
     maxlag: int = AUTHORS_MAXLAG,
 ) -> float | np.ndarray:
-    """Effective sample size per dimension of one chain (seed 001 section 5.1).
+    """Effective sample size per dimension of one chain (Yuan & Wang 2024 §5.1).
 
     Parameters
     ----------
@@ -463,7 +461,7 @@ def min_median_max(values) -> dict[str, float]:
 
 
 def ess_report(samples, seconds: float, burn_in: int = 0) -> dict:
-    """ESS and ESS/s per chain: min/median/max over dimensions (notes, ecosystem section 2.4).
+    """ESS and ESS/s per chain: min/median/max over dimensions.
 
     Parameters
     ----------
@@ -601,7 +599,7 @@ def _running_mse_kernel(x, ref_mean, ref_var, checkpoints, ddof, do_var):
 def mse_running(samples, ref_mean, ref_var=None, checkpoints=None, ddof: int = 1) -> RunningMSE:
     """Squared error of the running mean (and running diagonal variance) vs a reference.
 
-    Authors' TG protocol (exact_minibatch_mh notes section 6): at each checkpoint t, the mean of
+    The Yuan & Wang 2024 code's TG protocol: at each checkpoint t, the mean of
     draws 1..t vs ``ref_mean`` and their variance (``ddof``, default 1 as Julia ``var``) vs
     ``ref_var``, squared errors averaged over coordinates; no burn-in (slice beforehand).
 
@@ -646,7 +644,7 @@ def _ks_d(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def ks_2samp_per_dim(samples, reference, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Two-sample KS statistic D per coordinate (seed 001 Table 3 protocol).
+    """Two-sample KS statistic D per coordinate (Yuan & Wang 2024 Table 3 protocol).
 
     If ``rng`` is given and the sizes differ, the larger set is subsampled *without replacement*
     (whole rows, one subsample for all coordinates) to the size of the smaller, as the authors'
@@ -839,7 +837,7 @@ def _hist_left_closed(x: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
 def sym_kl_hist(a, b, bins: int = 100, range=None, floor: float = 1e-13) -> float:  # noqa: A002
     """Symmetric KL between histograms of samples ``a`` and reference samples ``b``.
 
-    Same definition as ruqizhang/dpfastmh ``util/SymKL.jl`` (Poisson-Gibbs notes section 9):
+    Same definition as ruqizhang/dpfastmh ``util/SymKL.jl``:
 
     * samples of shape (n,) or (n, k), k in {1, 2, 3} (k = 2: 2-D histogram);
     * ``bins`` bins per coordinate on an equal-width grid spanning ``range``; default range =
@@ -929,7 +927,7 @@ def batch_summary(n_evals) -> dict[str, float]:
 def test_accuracy(theta_running_mean, X, y) -> float | np.ndarray:
     """Test accuracy of ``predict = 1 if theta.x > 0 else 0`` vs labels in {0, 1}.
 
-    As ruqizhang/tunamh ``logistic/tunamh.jl::test`` (seed 001 MNIST protocol): ``theta`` is the
+    As ruqizhang/tunamh ``logistic/tunamh.jl::test`` (Yuan & Wang 2024 MNIST protocol): ``theta`` is the
     running mean of all samples so far. ``theta_running_mean`` (d,) -> float; (k, d) -> (k,)
     (one accuracy per checkpoint). ``X`` (N, d), ``y`` (N,).
     """

@@ -1,10 +1,10 @@
-"""``mcmc-bench perf``: the performance report (issue 9; docs/performance.md).
+"""``mcmc-bench perf``: the performance report (docs/performance.md).
 
 Writes ``results/performance.csv`` (+ ``.md``) and figures in ``paper_figs/``. Rows (column ``section``):
 
 * ``scaling``  per-iteration time vs N (1e3..1e6; ``--quick`` stops at 1e5) of every continuous
-  minibatch method beside its full-batch twin (``MethodSpec.twin``; ``sgld`` is paired with ``mala``
-  until it declares a twin) on the truncated Gaussian (seed 001 §5.1, d=20, N beta = 1) and the robust
+  minibatch method beside its full-batch twin (``MethodSpec.twin``; ``sgld``, which declares none, is paired
+  with ``mala``) on the truncated Gaussian (Yuan & Wang 2024 §5.1, d=20, N beta = 1) and the robust
   regression (§5.2, d=10, N beta = 10). Tempering with N keeps L = sum M_i, hence lambda + L = E[B], fixed.
   Reported: E[B] (mean of ``n_evals``), achieved speedup t_twin / t_method, ideal speedup N / E[B],
   efficiency = achieved / ideal.
@@ -13,16 +13,17 @@ Writes ``results/performance.csv`` (+ ``.md``) and figures in ``paper_figs/``. R
 * ``hotloop``  per-candidate cost split of the PoissonMH hot loop (alias draws; whole candidate pass)
   vs the full-batch per-datum cost, on the truncated Gaussian of the sweep (:func:`hotloop_rows`).
 * ``discrete`` factor evaluations per second (E[B] / t) of each discrete minibatch Gibbs method and its
-  twin on the seed 000 §4.1 Potts model (20x20, D=10).
+  twin on the Zhang & De Sa 2019 §4.1 Potts model (20x20, D=10).
 * ``startup``  cold (subprocess, empty NUMBA_CACHE_DIR) and warm (subprocess, the cache it populated)
   time to the first sample: ``first_call_s`` = import + compile/load + a 2-iteration run of the kernel;
   ``process_s`` = the whole subprocess including the Python interpreter and imports.
 * ``paired``   (``--paired K``) the efficiency and growth targets measured in K interleaved rounds
   (:func:`paired_rows`): the single-shot ratios above move up to 2x between runs on a shared machine,
   because the two sides of a ratio are timed minutes apart; within a round they are seconds apart.
-* ``targets``  the issue's four targets with measured value, threshold and verdict (efficiency and
-  growth from the ``paired`` medians when present); PoissonMH's TG rows also carry what the memory floor
-  of its candidate pass allows (``lower_bound`` on growth, ``upper_bound`` on efficiency).
+* ``targets``  the four targets (efficiency, growth, discrete factor evaluations per second, warm start)
+  with measured value, threshold and verdict (efficiency and growth from the ``paired`` medians when
+  present); PoissonMH's TG rows also carry what the memory floor of its candidate pass allows
+  (``lower_bound`` on growth, ``upper_bound`` on efficiency).
 
 Times are minima over rounds: ``cpu_per_iter`` = CPU seconds of the compiled loop per iteration (used
 for every ratio: robust to other processes sharing the machine) and ``sec_per_iter`` =
@@ -60,12 +61,12 @@ from samplers.poisson_minibatch import (
 )
 from samplers.targets.tall import loglik_sum
 
-FALLBACK_TWINS = {"sgld": "mala"}  # until the baseline declares one (issue 9 brief)
+FALLBACK_TWINS = {"sgld": "mala"}  # twins of methods whose MethodSpec declares none
 SWEEP = {  # target -> (fixed params, param scaled with N so that N * beta is constant)
     "truncated_gaussian": ({"d": 20, "K": 3.0}, 1.0),
     "robust_regression": ({"d": 10, "nu": 4.0, "R": 15.0}, 10.0),
 }
-PAPER_HYPER = {"robust_regression": {"lam_mult": 0.01}}  # seed 001 §5.2 lambda = 0.01 L^2
+PAPER_HYPER = {"robust_regression": {"lam_mult": 0.01}}  # Yuan & Wang 2024 §5.2: lambda = 0.01 L^2
 SHORT = {"truncated_gaussian": "TG", "robust_regression": "RR"}  # figure tick labels
 PAIRED_TITLES = {
     "growth": "growth t(N max) / t(1e4)",
@@ -249,7 +250,7 @@ def paper_rows(
             r, tw = done[m], done[twin]
             speed = tw["cpu_per_iter"] / r["cpu_per_iter"]
             ideal = N / r["mean_batch"]
-            # the twin as the seed-001 authors' code runs it (energy="recompute": log pi at theta and
+            # the twin as the Yuan & Wang 2024 code runs it (energy="recompute": log pi at theta and
             # theta' every step; the same chain, so only its time is measured)
             if twin not in rec_done and "energy" in registry.get_method(twin).defaults:
                 hyp = {**json.loads(done[twin]["hyper"]), "energy": "recompute"}
@@ -328,11 +329,11 @@ def _paired_row(kind: str, method: str, target: str, N: int, v: np.ndarray, thr:
 def paired_rows(
     k: int, budget: float, n_hi: int, log=print, only=None, tune: bool = True, tuned=None
 ) -> list[dict]:
-    """The issue's two kernel targets measured in ``k`` interleaved rounds (:func:`alternate`) instead of
-    once: ``growth`` = t(N = n_hi) / t(N = 1e4) of each minibatch method on the sweep problems (both N
-    built up front, timed alternately), ``efficiency`` / ``efficiency_authors`` = (t_twin / t_method) /
-    (N / E[B]) at the paper problems (N = 1e5; step tuned to acceptance 0.4 as in :func:`paper_rows`),
-    method, cached twin and the authors' recompute twin timed in each round. One row per
+    """The two kernel targets (growth, efficiency) measured in ``k`` interleaved rounds (:func:`alternate`)
+    instead of once: ``growth`` = t(N = n_hi) / t(N = 1e4) of each minibatch method on the sweep problems
+    (both N built up front, timed alternately), ``efficiency`` / ``efficiency_authors`` = (t_twin /
+    t_method) / (N / E[B]) at the paper problems (N = 1e5; step tuned to acceptance 0.4 as in
+    :func:`paper_rows`), method, cached twin and the authors' recompute twin timed in each round. One row per
     (kind, method, target): median over rounds, min, max, rounds meeting the target, the values."""
     from samplers import registry
 
@@ -582,14 +583,14 @@ def startup_rows(methods: list[str], log=print) -> list[dict]:
 def _floor_factor(hl: pd.DataFrame, method: str, target: str, N: float) -> float:
     """fused / gather of the PoissonMH TG candidate pass at N (``hl``: the hotloop rows indexed by N; NaN
     if not measured): an efficiency times this is the efficiency if the candidate pass cost only its
-    memory floor, the twin and the per-iteration overhead as measured (docs/performance.md §4.21)."""
+    memory floor, the twin and the per-iteration overhead as measured (docs/performance.md §6.2)."""
     if method != "poisson_mh" or target != "truncated_gaussian" or N not in hl.index:
         return math.nan
     return float(hl.loc[N, "fused_ns"] / hl.loc[N, "gather_ns"])
 
 
 def target_rows(df: pd.DataFrame) -> list[dict]:
-    """The issue's targets, evaluated on the rows of this run. With ``paired`` rows (``--paired K``) the
+    """The kernel targets, evaluated on the rows of this run. With ``paired`` rows (``--paired K``) the
     efficiency and growth verdicts are their medians over the K interleaved rounds (with the range and
     the rounds that met the target), and the single-shot ``paper`` / ``scaling`` verdicts are not given."""
     out = []
@@ -656,7 +657,7 @@ def target_rows(df: pd.DataFrame) -> list[dict]:
             }
             if m == "poisson_mh" and tgt == "truncated_gaussian" and hi in hl.index:
                 # the memory floor of the candidate pass at N = hi over the whole iteration at N = lo: the
-                # growth if all arithmetic hid under the memory traffic (docs/performance.md §4.8)
+                # growth if all arithmetic hid under the memory traffic (docs/performance.md §6.2)
                 floor = hl.loc[hi, "gather_ns"] * 1e-9 * hl.loc[hi, "mean_batch"]
                 row["lower_bound"] = floor / g[lo]
             out.append(row)
@@ -756,7 +757,7 @@ def figures(df: pd.DataFrame, out) -> None:
             "perf_paired_targets",
             fig,
             caption="efficiency and growth per interleaved round (grey) and their median (black); blue: "
-            "PoissonMH's TG efficiency with its candidate pass at the memory floor (performance.md §4.21)",
+            "PoissonMH's TG efficiency with its candidate pass at the memory floor (performance.md §6.2)",
         )
     st = df[df.section == "startup"]
     if len(st) and "warm_first_call_s" in st:

@@ -1,4 +1,4 @@
-"""Machine-noise-robust performance regression gate (issue 9; notes/ecosystem.md §6).
+"""Machine-noise-robust performance regression gate (docs/performance.md §2).
 
 Every kernel's per-iteration time (``ChainResult.sample_seconds / n_iter``, compile excluded, the
 minimum over rounds) is divided by the time of a fixed **calibration kernel** (a dense N x d
@@ -10,8 +10,8 @@ cancels out (ionelmc's "control benchmark"; GDAL's same-runner A/B). A kernel **
 
 in the first measurement *and* in one re-measurement of the failing kernels (GDAL's single retry); the
 verdict uses the smaller of the two measurements, so one preempted run cannot fail the gate while a
-real slowdown (present in both) does. Methods new since the baseline pass with status ``new``;
-baseline entries no longer measured are reported as ``missing`` (not a failure).
+real slowdown (present in both) does. Methods absent from the baseline pass with status ``new``;
+baseline entries not measured are reported as ``missing`` (not a failure).
 
 Refresh the baseline deliberately (docs/performance.md): ``MCMC_PERF_UPDATE_BASELINE=1 pytest
 tests/benchmarks/test_bench_registry.py --benchmark-enable --benchmark-only -p no:xdist``.
@@ -36,7 +36,7 @@ from samplers.result import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE_DIR = ROOT / "tests" / "benchmarks" / "baseline"
-# the first baseline, made on the Intel VMs (LLVM CPU `rocketlake`); others: registry_baseline_<cpu>.json
+# the baseline of LLVM CPU kind `rocketlake` (Intel VMs); other kinds: registry_baseline_<cpu>.json
 BASELINE_PATH = BASELINE_DIR / "registry_baseline.json"
 SCHEMA = 1
 DEFAULT_THRESHOLD = 2.0
@@ -77,7 +77,7 @@ def _calib_data() -> tuple[np.ndarray, np.ndarray]:
 def calibration_once() -> float:
     """CPU seconds (``time.process_time``) of one calibration call (``CALIB_REPS`` passes over
     20000 x 20); compiled first. CPU time, not wall time, so time slices lost to other processes on a
-    shared machine do not count (GDAL's choice for VMs, notes/ecosystem.md §6)."""
+    shared machine do not count (GDAL's choice for VMs)."""
     X, theta = _calib_data()
     calibration_kernel(X, theta, 1)  # compile / load from cache (no-op cost after the first call)
     t0 = time.process_time()
@@ -224,8 +224,8 @@ class Entry:
 def host_cpu() -> str:
     """LLVM's name of this CPU (what Numba compiles for, e.g. ``rocketlake``, ``znver5``). Baselines are kept
     per CPU kind: the calibration kernel cancels a faster or slower machine of one kind, not another
-    microarchitecture (an AMD Zen 5 VM ran the streaming calibration ~2.5x faster than the Intel VMs and the
-    branchy Gibbs kernels no faster, reading as 2-4.7x "regressions": docs/performance.md §2)."""
+    microarchitecture (an AMD Zen 5 VM runs the streaming calibration ~2.5x faster than the Intel VMs and the
+    branchy Gibbs kernels no faster, which read as 2-4.7x "regressions": docs/performance.md §2)."""
     from llvmlite import binding as llvm
 
     return str(llvm.get_host_cpu_name())
@@ -320,11 +320,11 @@ def normalised_map(entries: Mapping[str, Entry]) -> dict[str, float]:
 # fall back to every data-free registered target of that space at smoke scale.
 STANDARD_PROBLEMS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "continuous": [
-        ("truncated_gaussian", {"N": 10_000, "d": 10, "beta": 1e-4}),  # N beta = 1 as in seed 001 §5.1
+        ("truncated_gaussian", {"N": 10_000, "d": 10, "beta": 1e-4}),  # N beta = 1 (Yuan & Wang 2024 §5.1)
         ("robust_regression", {"N": 10_000, "d": 5, "beta": 1e-3}),  # N beta = 10 as in §5.2
     ],
     "discrete": [
-        ("potts_20x20", {"rows": 8, "cols": 8}),  # seed 000 §4.1 couplings, 64 vars, 2016 factors
+        ("potts_20x20", {"rows": 8, "cols": 8}),  # Zhang & De Sa 2019 §4.1 couplings, 64 vars, 2016 factors
         ("potts_grid", {"rows": 8, "cols": 8, "D": 3}),
     ],
 }

@@ -5,13 +5,13 @@ Public API
 * :func:`fetch` (name -> verified local path), :data:`REGISTRY`, :class:`RemoteFile`,
   :func:`fetch_remote`, :class:`DataUnavailable` (RuntimeError subclass: the file cannot be
   obtained; experiments write "data unavailable" cells).
-* MNIST: :func:`load_mnist`, :func:`digit_pair` (3v5 / 7v9 with train-only PCA 50; seed 001
-  App. F), :func:`mnist_1v7` (seed 004 §6.2 MNIST-13k / augmented MNIST-100k substitute),
+* MNIST: :func:`load_mnist`, :func:`digit_pair` (3v5 / 7v9 with train-only PCA 50; Yuan & Wang
+  2024 App. F), :func:`mnist_1v7` (Seita et al. 2017 §6.2 MNIST-13k / augmented MNIST-100k substitute),
   :func:`read_idx` / :func:`parse_idx`, :func:`augment_digits`, :func:`pca_fit`.
-* MiniBooNE (seed 002 §6.3): :func:`load_miniboone`, :func:`parse_miniboone`,
+* MiniBooNE (Korattikara et al. 2014 §6.3): :func:`load_miniboone`, :func:`parse_miniboone`,
   :func:`format_miniboone`.
-* Images (herded Gibbs §4.3): :func:`letter_a`, :func:`parse_bmp8`, :func:`read_bmp8_grey`.
-* Corpora (herded Gibbs §4.4): :func:`conll2000`, :func:`conll2002`, :func:`ieer`,
+* Images (Chen et al. 2016 §4.3): :func:`letter_a`, :func:`parse_bmp8`, :func:`read_bmp8_grey`.
+* Corpora (Chen et al. 2016 §4.4): :func:`conll2000`, :func:`conll2002`, :func:`ieer`,
   :func:`parse_conll`.
 
 Environment variables
@@ -20,8 +20,8 @@ Environment variables
     raw-data dir (default ``<repo>/data/raw``); files keep the mirror layout
     (``mnist/...``, ``images/...``, ``nltk/...``, ``miniboone/MiniBooNE_PID.txt``).
 ``MCMC_BENCH_MIRROR``
-    a local directory laid out like ``/work/shared/datasets``; files are copied from it (and
-    verified) before any download is tried.
+    a local directory laid out like the raw-data dir (the dataset mirror, ``data/README.md``);
+    files are copied from it (and verified) before any download is tried.
 ``MCMC_BENCH_CACHE``
     preprocessed .npz cache dir (default ``<repo>/data/cache``).
 ``MCMC_BENCH_OFFLINE``

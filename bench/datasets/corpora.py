@@ -1,5 +1,5 @@
 """Readers for NLTK's tagged-corpus zips (no nltk dependency), for the chain-CRF labelling
-experiment of herded Gibbs §4.4.
+experiment of Chen et al. 2016 §4.4.
 
 * CoNLL-2000 chunking (``conll2000.zip``: ``train.txt``, ``test.txt``): ``word POS chunk``.
 * CoNLL-2002 NER (``conll2002.zip``: ``{esp,ned}.{train,testa,testb}``): ``word POS NE``;

@@ -1,13 +1,13 @@
 """Registry of remote data files and a verified, atomic ``fetch``.
 
 Every file the benchmark reads is listed in :data:`REGISTRY` with its canonical URL and a
-checksum (sha256 from ``/work/shared/datasets/SHA256SUMS``). MiniBooNE has no published
+checksum (sha256 from the dataset mirror's ``SHA256SUMS``). MiniBooNE has no published
 sha256: it is verified by its git blob id (sha1 of ``b"blob <size>\\0" + content``) plus a layout
 check (first line ``36499 93565``, 130064 rows of 50 floats); the sha256 of the first verified
 copy is recorded next to it (``<file>.sha256``).
 
 Sources, in order: an existing verified copy in the data dir; a *mirror* directory laid out like
-``/work/shared/datasets`` (argument ``mirror=`` or env ``MCMC_BENCH_MIRROR``); the canonical URL
+the data dir (argument ``mirror=`` or env ``MCMC_BENCH_MIRROR``); the canonical URL
 through :mod:`pooch` with a short timeout. Machines without internet get a prompt
 :class:`DataUnavailable` instead of a hang. Nothing half-written is left behind: data are written to
 a temporary file in the target directory and moved into place with :func:`os.replace` only after
@@ -205,7 +205,7 @@ def file_hashes(path: str | os.PathLike) -> dict[str, object]:
 
 
 def _check_miniboone_layout(path: Path) -> None:
-    """First line ``36499 93565``, then 130064 rows of 50 floats (PROVENANCE.md)."""
+    """First line ``36499 93565``, then 130064 rows of 50 floats (the mirror's PROVENANCE.md)."""
     with open(path, "rb") as fh:
         head = fh.readline().split()
         if head != [b"36499", b"93565"]:

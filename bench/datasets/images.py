@@ -1,6 +1,6 @@
-"""Hand-written 8-bit BMP reader and the PMTK letter-"A" image (herded Gibbs §4.3 denoising).
+"""Hand-written 8-bit BMP reader and the PMTK letter-"A" image (Chen et al. 2016 §4.3 denoising).
 
-The letter-A image (``images/letterA.bmp``, shared PROVENANCE.md) is a 128 x 128 Windows BMP,
+The letter-A image (``images/letterA.bmp``, the mirror's PROVENANCE.md) is a 128 x 128 Windows BMP,
 8 bits per pixel with a grey palette (index i -> grey i), rows stored bottom-up. Binarised as
 PMTK's ``isingImageDenoiseDemo.m`` does: +1 where the grey level exceeds the image mean, -1
 elsewhere, which gives 4282 foreground pixels (26.14 %).

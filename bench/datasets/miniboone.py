@@ -1,12 +1,12 @@
-"""MiniBooNE particle identification (UCI 199) for the RJMCMC experiment of seed 002 §6.3.
+"""MiniBooNE particle identification (UCI 199) for the RJMCMC experiment of Korattikara et al. 2014 §6.3.
 
-File format (``MiniBooNE_PID.txt``, see shared PROVENANCE.md): line 1 holds the counts
+File format (``MiniBooNE_PID.txt``, see the mirror's PROVENANCE.md): line 1 holds the counts
 ``n_signal n_background``; then one row per event of 50 floats in Fortran ``E14.6`` fields
 (e.g. ``  0.289624E+01``); the first ``n_signal`` rows are signal (label 1, electron neutrinos),
 the rest background (label 0). Missing values are written ``-0.999000E+03``.
 
-Recipe (seed 002 §6.3): 50 features plus a constant feature of 1s, random 80/20 train/test
-split. Seed 002 says nothing about the -999 entries; it reports 130,065 data points (the line
+Recipe (K14 §6.3): 50 features plus a constant feature of 1s, random 80/20 train/test
+split. K14 says nothing about the -999 entries; it reports 130,065 data points (the line
 count of the file including the count line), so **no rows were dropped** and we keep them all.
 Our documented choice (``missing="mean"``, default): every -999 entry is replaced by the
 training-split mean of that feature over its non-missing entries, which becomes exactly 0 after
@@ -144,7 +144,7 @@ def load_miniboone(
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Seed 002 §6.3 MiniBooNE design: (X_train, y_train, X_test, y_test, ...).
+    """Korattikara et al. 2014 §6.3 MiniBooNE design: (X_train, y_train, X_test, y_test, ...).
 
     ``path`` reads a given file (no checksum; used for fixtures); otherwise the verified
     registry file is fetched and :class:`DataUnavailable` is raised if it cannot be. Rows are

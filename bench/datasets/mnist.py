@@ -1,10 +1,10 @@
 """MNIST: IDX parsing, digit-pair logistic-regression sets with PCA, and the 1-vs-7 sets.
 
-* :func:`digit_pair` is the recipe of seed 001 App. F / notes ``exact_minibatch_mh.md`` §5 (also
-  seed 002 §6.1 for 7v9): the two digits from the official train/test splits, pixels / 255,
+* :func:`digit_pair` is the recipe of Yuan & Wang 2024 App. F (also Korattikara et al. 2014 §6.1 for
+  7v9): the two digits from the official train/test splits, pixels / 255,
   PCA fitted on the training split only (centred by the train mean, no whitening), no
   intercept; label 1 for the second digit. 3v5 gives 11,552 / 1,902 and 7v9 12,214 / 2,037 rows.
-* :func:`mnist_1v7` is seed 004 §6.2 (MNIST-13k / MNIST-100k): raw pixels / 255 (784 features,
+* :func:`mnist_1v7` is Seita et al. 2017 §6.2 (MNIST-13k / MNIST-100k): raw pixels / 255 (784 features,
   no bias), test = all 1s and 7s of the test split (2,163). Infinite MNIST (Loosli et al. 2007)
   is not available offline, so the "100k" set is the 13,007 original training 1s and 7s plus
   synthetic copies made by :func:`augment_digits` (documented random affine maps with a fixed
@@ -52,9 +52,9 @@ MAGIC_IMAGES = 2051  # 0x00000803: ubyte, 3 dims
 MAGIC_LABELS = 2049  # 0x00000801: ubyte, 1 dim
 _CACHE_VERSION = 1
 # The PCA's BLAS products and eigh run on one BLAS thread: OpenBLAS splits a product differently for
-# 1 and 2 threads, which changed the features in the last bits (seen: sha of X_train differs between
-# OPENBLAS_NUM_THREADS=1 and 2), hence the gradient-driven MNIST chains (Tuna-SGLD, MALA, HMC) at
-# rounding level between machines. Recorded in the cache recipe, so caches made before are rebuilt.
+# 1 and 2 threads, which changes the features in the last bits (the sha of X_train differs between
+# OPENBLAS_NUM_THREADS=1 and 2), and with them the gradient-driven MNIST chains (Tuna-SGLD, MALA, HMC)
+# at rounding level. Recorded in the cache recipe, so a cache built with another setting is rebuilt.
 ONE_BLAS_THREAD = 1
 
 # Augmentation used for the MNIST-100k substitute (mnist_1v7(augmented_to=...)).
@@ -259,7 +259,7 @@ def mnist_1v7(
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Seed 004 §6.2 1-vs-7 logistic-regression data (MNIST-13k, or MNIST-100k substitute).
+    """Seita et al. 2017 §6.2 1-vs-7 logistic-regression data (MNIST-13k, or MNIST-100k substitute).
 
     Train = all 13,007 training-split 1s and 7s in MNIST order (the paper rounds to "13,000";
     ``n_train=13000`` keeps the first 13,000, as the authors' code's N), then, if
