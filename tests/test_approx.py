@@ -32,7 +32,7 @@ from verify import approx_matrix as AM
     ],
 )
 def test_dp_golden_values(eps, m, E, Ej):
-    """Chen's seq_test_dynprog.m values at N = 13000, mu_std = 0, L = 100 (notes §2)."""
+    """Chen's seq_test_dynprog.m values at N = 13000, mu_std = 0, L = 100."""
     err, ej, _ = dsg.test_error(0.0, 13000, m, eps)
     assert err == pytest.approx(E, abs=2e-6)
     assert ej == pytest.approx(Ej, abs=0.01)

@@ -1,6 +1,6 @@
-"""verify.densities (the independent NumPy path) for the LINREG (seed 002 §6.4, Laplace prior) and ICA
-(seed 002 §6.2, log|det W| in the prior path) kinds: values and gradients against the njit target code
-and finite differences, and the MH / MALA detailed-balance identity of verify.continuous on both kinds
+"""verify.densities (the independent NumPy path) for the LINREG (K14 §6.4, Laplace prior) and ICA (K14
+§6.2, log|det W| in the prior path) kinds: values and gradients against the njit target code and finite
+differences, and the MH / MALA detailed-balance identity of verify.continuous on both kinds
 (which needs these densities), with the no-Hastings mutant rejected."""
 
 from __future__ import annotations

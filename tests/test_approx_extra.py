@@ -74,7 +74,7 @@ def test_log_prior_l1_and_subgradient():
     g2 = np.zeros(3)
     tall.log_prior_grad(t2, theta, g2)
     np.testing.assert_allclose(g2, -2.0 * r - 2.5 * np.sign(r), rtol=1e-14)
-    # default prior_l1 = 0 keeps the old Gaussian prior (existing constructors unchanged)
+    # default prior_l1 = 0: the Gaussian prior alone (constructors without prior_l1 unchanged)
     lg = tall.logistic_regression(np.ones((3, 2)), np.array([0.0, 1.0, 1.0]), prior_prec=3.0)
     assert lg.prior_l1 == 0.0
     th = np.array([0.4, -1.0])

@@ -1,5 +1,5 @@
-"""Bad input to the exact minibatch MH family gets a clear error, never a silent wrong answer (audit of
-session 38, reproducers in its notes): data changed after the target was built, zero / negative / NaN
+"""Bad input to the exact minibatch MH family gets a clear error, never a silent wrong answer: data
+changed after the target was built, zero / negative / NaN
 bounds, NaN bound tests, initial states outside the support, overflowing Poisson rates, invalid
 ising_param, tall-target and hyperparameter values. Every case goes through ``registry.build_problem`` /
 ``registry.run``."""
@@ -27,7 +27,7 @@ def _raises(exc, match, fn, *a, **kw):
         fn(*a, **kw)
 
 
-# ---------------------------------------------------------------- S1 / S2 / S5: data changed after the build
+# ---------------------------------------------------------------- data changed after the build
 @pytest.mark.parametrize(
     ("method", "poke", "match"),
     [
@@ -82,7 +82,7 @@ def test_tuna_sgld_nonfinite_gradient_sets_the_error_code():
     )
 
 
-# ---------------------------------------------------------------- S3: initial state outside the support
+# ---------------------------------------------------------------- initial state outside the support
 def test_initial_state_outside_the_support():
     _raises(
         ValueError,
@@ -117,7 +117,7 @@ def test_initial_state_outside_the_support():
     )
 
 
-# ---------------------------------------------------------------- S6 / U2: overflowing Poisson rates
+# ---------------------------------------------------------------- overflowing Poisson rates
 def test_huge_rates_are_rejected():
     _raises(ValueError, r"RATE_CAP = 1e\+12: lower lam_mult", R.run, "poisson_mh", tg(), 5, 0, lam_mult=1e30)
     _raises(ValueError, r"chi = 1e\+307 overflows", R.run, "tuna_mh", tg(), 5, 0, chi=1e307)
@@ -126,7 +126,7 @@ def test_huge_rates_are_rejected():
     )
 
 
-# ---------------------------------------------------------------- S7 / U5: ising_param builder
+# ---------------------------------------------------------------- ising_param builder
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
@@ -154,13 +154,13 @@ def test_ising_param_theta_true_outside_the_prior():
     )
 
 
-# ---------------------------------------------------------------- U1: a step whose square underflows
+# ---------------------------------------------------------------- a step whose square underflows
 @pytest.mark.parametrize("method", ["poisson_mala", "tuna_sgld"])
 def test_step_whose_square_underflows(method):
     _raises(ValueError, "step = 1e-200: its square 0.0 underflows", R.run, method, tg(), 5, 0, step=1e-200)
 
 
-# ---------------------------------------------------------------- U3 / U4: tall-target builders
+# ---------------------------------------------------------------- tall-target builders
 @pytest.mark.parametrize(
     ("target", "kw", "match"),
     [
@@ -176,7 +176,7 @@ def test_tall_builders_reject(target, kw, match):
     _raises(ValueError, match, R.build_problem, target, 0, scale="smoke", **kw)
 
 
-# ---------------------------------------------------------------- U6 and bools
+# ---------------------------------------------------------------- non-numeric and bool arguments
 def test_non_numeric_x0_and_h():
     _raises(
         TypeError,

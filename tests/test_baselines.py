@@ -225,7 +225,7 @@ def test_registry_lists_the_six_baselines():
     ],
 )
 def test_authors_recompute_variant_is_the_same_chain_at_double_cost(box_problem, method, hyper):
-    """energy="recompute" (the seed-001 authors' uncached full-batch code) gives the cached chain bit
+    """energy="recompute" (the uncached full batch of the Yuan & Wang 2024 code) gives the cached chain bit
     for bit and counts N more data evaluations per iteration; a bad mode is a clear error."""
     N = box_problem.model.X.shape[0]
     a = registry.run(method, box_problem, 1500, 4, **hyper)
@@ -242,8 +242,8 @@ def test_authors_recompute_variant_is_the_same_chain_at_double_cost(box_problem,
     [("mala", {"step": 0.05}), ("barker", {"step": 0.05}), ("hmc", {"step": 0.02, "n_leapfrog": 3})],
 )
 def test_authors_gradient_setting(box_problem, method, hyper):
-    """grad="exact" is the default chain bit for bit; "normalized" / "authors" (the seed-001 authors'
-    2 g/||g||, Barker with the sign of grad U; notes §9.1-9.2) change the chain and are recorded;
+    """grad="exact" is the default chain bit for bit; "normalized" / "authors" (the Yuan & Wang 2024
+    code's 2 g/||g||, Barker with the sign of grad U) change the chain and are recorded;
     Barker's two non-exact modes differ only in that sign. Exactness: verify baselines.authors_grad."""
     a = registry.run(method, box_problem, 800, 4, **hyper)
     e = registry.run(method, box_problem, 800, 4, grad="exact", **hyper)

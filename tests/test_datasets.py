@@ -1,7 +1,8 @@
 """Tests of bench.datasets: verified fetching, parsers and preprocessing recipes.
 
-Uses the read-only mirror /work/shared/datasets (skipped if absent) and small fixtures in
-tests/data. All checks are deterministic (no false alarms by chance).
+Uses the read-only dataset mirror ``$MCMC_BENCH_MIRROR`` (tests/conftest.py sets its default; tests
+that need it are skipped if it is absent) and small fixtures in tests/data. All checks are deterministic
+(no false alarms by chance).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import importlib
+import os
 import shutil
 import struct
 import subprocess
@@ -23,10 +25,10 @@ import bench.datasets as ds
 fetch_mod = importlib.import_module("bench.datasets.fetch")  # the package re-exports fetch()
 mnist_mod = importlib.import_module("bench.datasets.mnist")
 
-MIRROR = Path("/work/shared/datasets")
+MIRROR = Path(os.environ["MCMC_BENCH_MIRROR"])  # default set by tests/conftest.py
 FIXTURE = Path(__file__).parent / "data" / "miniboone_small.txt"
 
-needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="shared dataset mirror absent")
+needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="dataset mirror absent")
 
 
 @pytest.fixture(autouse=True)
@@ -340,7 +342,7 @@ def test_digit_pair(dirs, a, b, n_train, n_test, train_counts, test_counts, C):
     Xte = m["X_test"][r["idx_test"]].reshape(n_test, -1) / 255.0
     np.testing.assert_allclose(r["X_test"], (Xte - r["mean"]) @ comps.T, atol=1e-10)
     assert set(m["y_test"][r["idx_test"][r["y_test"] == 1]]) == {b}
-    # TunaMH constant C = sum_i ||x_i|| from the notes (exact_minibatch_mh.md §5)
+    # TunaMH constant C = sum_i ||x_i|| of the PCA features
     assert abs(np.linalg.norm(r["X_train"], axis=1).sum() / C - 1) < 0.005
 
 

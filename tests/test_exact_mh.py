@@ -1,4 +1,4 @@
-"""Tests of the exact minibatch MH family (seed 001 Alg. 2-6, App. C; samplers/kernels/{poisson_mh,
+"""Tests of the exact minibatch MH family (Yuan & Wang 2024 Alg. 2-6, App. C; samplers/kernels/{poisson_mh,
 poisson_grad,tuna_mh,tuna_sgld,exchange}.py). Every statistical assertion states its false-alarm
 probability (<= 1e-4 per test, Bonferroni inside a test)."""
 
@@ -176,7 +176,7 @@ def _tuna_by_steps(t, x0, n_iter, rows, chi, C, sigma, rng, thin, exact):
     ],
 )
 def test_tuna_mh_sample_equals_its_step(target, kw, step):
-    """The chain loop writes the step out (docs/performance.md §4.16); it must give the same chains,
+    """The chain loop writes the step out (docs/performance.md §7.6); it must give the same chains,
     bit for bit, as a loop of ``tuna_mh_step`` (which verify checks against exact matrices): samples
     with thinning, acceptances, batch sizes, and the stop at a bound error."""
     from samplers.methods.exact_mh import tuna_setup

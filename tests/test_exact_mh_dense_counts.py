@@ -1,5 +1,5 @@
-"""``counts="dense"``: the seed-001 authors' Poisson minibatch bookkeeping (a length-N count vector per
-iteration, scanned, phi recomputed on S; notes exact_minibatch_mh.md §9 item 5) as a timing variant of the
+"""``counts="dense"``: the Poisson minibatch bookkeeping of the Yuan & Wang 2024 code (a length-N count
+vector per iteration, scanned, phi recomputed on S; docs/performance.md §7.9) as a timing variant of the
 PoissonMH family. It must leave the chain unchanged draw for draw, do the work (its evaluations counted in
 ``datum_evals``), and check what it recomputes."""
 

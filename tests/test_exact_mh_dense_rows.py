@@ -1,10 +1,10 @@
 """The authors'-timing minibatch rows of the TG / RLR tables (``+dense``: ``counts="dense"`` cells of
 PoissonMH, Poisson-MALA, Poisson-Barker) and the claim that compares them with the ``+recompute``
-full-batch rows: both sides timed as the seed-001 authors' code runs them (notes exact_minibatch_mh.md §9
-item 5), like for like with the paper's printed ratios.
+full-batch rows: both sides timed as the Yuan & Wang 2024 code runs them (docs/performance.md §7.9), like
+for like with the paper's printed ratios.
 
-The cells are selected by the optional grid key ``dense_runs``: the configs of records made before the
-cells existed say 0, so every archived record keeps its config hash (checked on section 35's records)."""
+The cells are selected by the optional grid key ``dense_runs`` (0 = no dense cells); it is a grid key, so
+it changes no cell's config hash."""
 
 from __future__ import annotations
 
@@ -40,17 +40,17 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     assert "dense_runs" not in base and "dense_runs" in exp.grid_keys
     dense = [p for p in C.enumerate_cells(exp, base) if "counts" in p]
     assert len(dense) == 100 * 3 * 3 and {p["method"] for p in dense} == set(EC.COUNTS_METHODS)
-    s39 = _settings("exact_mh_tg", dense_runs=10)
-    s13 = _settings("exact_mh_tg", dense_runs=0)
-    d39 = [p for p in C.enumerate_cells(exp, s39) if "counts" in p]
-    assert len(d39) == 90 and {p["run"] for p in d39} == set(range(10))
-    assert not [p for p in C.enumerate_cells(exp, s13) if "counts" in p]
-    p = C.find_cell(exp, s39, "poisson_mala_dense_r0.25_run3")
+    ten = _settings("exact_mh_tg", dense_runs=10)
+    none = _settings("exact_mh_tg", dense_runs=0)
+    d_ten = [p for p in C.enumerate_cells(exp, ten) if "counts" in p]
+    assert len(d_ten) == 90 and {p["run"] for p in d_ten} == set(range(10))
+    assert not [p for p in C.enumerate_cells(exp, none) if "counts" in p]
+    p = C.find_cell(exp, ten, "poisson_mala_dense_r0.25_run3")
     assert p == {"cell": "poisson_mala_dense_r0.25_run3", "method": "poisson_mala", "rate": 0.25, "run": 3,
                  "energy": "cached", "counts": "dense"}  # fmt: skip
-    q = C.find_cell(exp, s13, "poisson_mala_r0.25_run3")
+    q = C.find_cell(exp, none, "poisson_mala_r0.25_run3")
     h = C.cell_config_hash
-    assert h(exp, "paper", s39, q) == h(exp, "paper", s13, q) == h(exp, "paper", base, q)
+    assert h(exp, "paper", ten, q) == h(exp, "paper", none, q) == h(exp, "paper", base, q)
     over = {"exact_mh_tg": {"scale": "paper", "settings": {"dense_runs": -1}}}
     with pytest.raises(ValueError, match="dense_runs .*non-negative integer, got -1"):
         C.experiment_settings(exp, "paper", over)
@@ -60,9 +60,9 @@ def test_dense_cells_follow_the_optional_grid_key() -> None:
     rlr = _settings("exact_mh_rlr", variants=["rlr_10d_n1e5"], dense_runs=10)
     dr = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), rlr) if "counts" in p]
     assert len(dr) == 90 and all(p["cell"].startswith(f"rlr_10d_n1e5_{p['method']}_dense_") for p in dr)
-    s41 = _settings("exact_mh_rlr", variants=["rlr_10d_n1e5"])  # dense_runs absent: every run
-    d41 = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), s41) if "counts" in p]
-    assert len(d41) == 100 * 3 * 3 and {p["run"] for p in d41} == set(range(100))
+    rlr_all = _settings("exact_mh_rlr", variants=["rlr_10d_n1e5"])  # dense_runs absent: every run
+    d_all = [p for p in C.enumerate_cells(get_experiment("exact_mh_rlr"), rlr_all) if "counts" in p]
+    assert len(d_all) == 100 * 3 * 3 and {p["run"] for p in d_all} == set(range(100))
 
 
 def test_dense_cell_is_its_sparse_twin_timed_the_authors_way() -> None:
@@ -140,7 +140,7 @@ def _cells(meds: dict[str, float], runs: int = 2) -> pd.DataFrame:
 
 def test_report_has_the_both_sides_claim_per_run_and_flips_on_a_mutant() -> None:
     """ess_claims writes the both-sides claim where +dense and +recompute rows exist, with per-run
-    verdicts; runs without dense rows are not listed (older records); a mutant dense row fails it."""
+    verdicts; runs without dense rows are not listed; a mutant dense row fails it."""
     for meds, held in ((MEDS, True), ({**MEDS, "poisson_barker+dense": 0.7}, False)):
         df = _cells(meds)
         df = pd.concat(

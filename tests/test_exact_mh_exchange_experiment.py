@@ -1,12 +1,13 @@
-"""The exchange experiment (``exact_mh_exchange``, seed 001 Alg. 4) end to end at its smoke settings: cells
-(``ex_cells``) -> records (``ex_run_cell`` through ``bench.cells.run_one``) -> table and histogram figure
-(``ex_summarize`` through ``bench.cells.aggregate`` and the real ``Outputs`` writer), and the table's numbers
-against the exact posterior computed here by brute-force enumeration (independent of the target's code).
+"""The exchange experiment (``exact_mh_exchange``, Yuan & Wang 2024 Alg. 4) end to end at its smoke
+settings: cells (``ex_cells``) -> records (``ex_run_cell`` through ``bench.cells.run_one``) -> table and
+histogram figure (``ex_summarize`` through ``bench.cells.aggregate`` and the real ``Outputs`` writer), and
+the table's numbers against the exact posterior computed here by brute-force enumeration (independent of
+the target's code).
 
 Thresholds (false alarm <= 1e-4 per test, Bonferroni over the 8 statistical checks: two-sided normal
 quantile at 1.25e-5, z = 4.37). Smoke chains: 3,000 iterations, 10 % burn-in, so n = 2,700 draws, against
 200,000 i.i.d. exact draws (``m``). Integrated autocorrelation times of the exchange chain on this 4x4
-posterior at the smoke step 0.15, measured in session 38 on 2 chains x 360k draws per auxiliary sampler
+posterior at the smoke step 0.15, measured on 2 chains x 360k draws per auxiliary sampler
 (identity ESS / 50 batch means): theta 9.6-10.0 / 10.5-11.8, (theta - mu)^2 6.2-8.0, indicators
 1[theta < q] at the 5-95 % quantiles <= 10.4; the checks use TAU = 20 for all three (1.7x the largest
 estimate). Then, with sigma, mu4 the exact posterior sd and 4th central moment:

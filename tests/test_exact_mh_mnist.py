@@ -1,4 +1,4 @@
-"""MNIST part of the exact_mh experiment (seed 001 §5.3, App. G.4/G.5, Figs. 2, 10-13): time to
+"""MNIST part of the exact_mh experiment (Yuan & Wang 2024 §5.3, App. G.4/G.5, Figs. 2, 10-13): time to
 accuracy levels, claim rows, figures, and the run-cell bookkeeping (CPU-corrected time axis).
 
 Deterministic (synthetic accuracy curves, a fake chain result): false-alarm probability 0. Mutants:
@@ -95,7 +95,7 @@ def test_claims_held_and_data_mutant_flips_it():
     assert c.loc["tuna_sgld_sooner", "fastest"] == "tuna_sgld_K20"
     # minibatch (TunaMH 0.57 s) vs the fastest full batch (MALA 1300 it x 5e-3 = 6.5 s)
     assert bool(c.loc["minibatch_beats_full", "held"])
-    # mutant data: Tuna-SGLD's rise delayed to iteration 6000 -> not sooner any more
+    # mutant data: Tuna-SGLD's rise delayed to iteration 6000 -> not sooner
     m = _claims(_frame(sgld_hit=6000))
     assert not bool(m.loc["tuna_sgld_sooner", "held"])
     assert bool(m.loc["minibatch_beats_full", "held"])  # still 6800 it x 2e-4 = 1.36 s < MALA 6.5 s

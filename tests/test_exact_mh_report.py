@@ -260,10 +260,10 @@ def _cells(spec: dict[str, dict[int, float]]) -> pd.DataFrame:
 
 
 def test_paired_claims_compare_common_runs_only() -> None:
-    """Records merged from several sessions: PoissonMH has runs 0-7, HMC-10 (and the recompute row) only
-    runs 0-1. Over all runs PoissonMH's mean (77.5) beats HMC-10 (20); on the two runs both have it loses
-    (10 vs 20), so the claim must not hold (the unpaired mean was the session-6 report's flaw). The
-    mirror case (PoissonMH strong in runs 0-1 only) must hold."""
+    """Records merged from several runs of the workflow: PoissonMH has runs 0-7, HMC-10 (and the recompute
+    row) only runs 0-1. Over all runs PoissonMH's mean (77.5) beats HMC-10 (20); on the two runs both have
+    it loses (10 vs 20), so the claim must not hold (an unpaired mean would let it hold). The mirror case
+    (PoissonMH strong in runs 0-1 only) must hold."""
     weak_first = {k: (10.0 if k < 2 else 100.0) for k in range(8)}
     strong_first = {k: (100.0 if k < 2 else 10.0) for k in range(8)}
     common = {
@@ -293,8 +293,8 @@ def test_paired_claims_compare_common_runs_only() -> None:
 
 def test_missing_metric_leaves_cell_out_not_verdict_nan() -> None:
     """A cell with no value for a convention (e.g. no CPU record for ``authors_cpu``) is left out of that
-    convention's table and claims, and its run counts as incomplete: before, the method's mean became NaN
-    and the claims read "not held (xnan)" although every complete run held."""
+    convention's table and claims, and its run counts as incomplete: the method's mean is not NaN and the
+    claims do not read "not held (xnan)" when every complete run held."""
     spec = {
         "poisson_mala": dict.fromkeys(range(4), 500.0),
         "poisson_barker": dict.fromkeys(range(4), 400.0),

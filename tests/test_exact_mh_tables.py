@@ -1,5 +1,5 @@
 """The RLR ESS tables put the paper's HMC value only on the HMC row with the paper's leapfrog count
-(10 in seed 001 Tables 2/5, 5 in Tables 6/7), not on every HMC row."""
+(10 in Yuan & Wang 2024 Tables 2/5, 5 in Tables 6/7), not on every HMC row."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ def test_tg_summarize_tables_and_figures() -> None:
 
 def test_rlr_colors_pair_cached_and_recompute_rows():
     """Fig. 1/4/8 panels: a `+recompute` row gets its cached row's colour, distinct methods distinct
-    colours (the time row used to draw recompute rows with the next colour of the cycle)."""
+    colours (a recompute row drawn with the next colour of the cycle fails)."""
     from bench.experiments.exact_mh.common import RECOMPUTE
     from bench.experiments.exact_mh.robust_regression import rlr_colors
 
@@ -225,7 +225,7 @@ def _rlr_cells(variant: str, trips: dict[str, dict[float, tuple[float, float, fl
     )
 
 
-# seed 001's printed Best triples: Table 1 (TG) and Table 2 (RLR d = 10, N = 1e5)
+# Yuan & Wang 2024's printed Best triples: Table 1 (TG) and Table 2 (RLR d = 10, N = 1e5)
 PAPER_TABLE_1 = {
     "rwm": (0.05, 0.08, 0.47),
     "mala": (0.10, 0.19, 2.77),
@@ -260,8 +260,8 @@ def test_paper_best_is_the_per_column_max_the_paper_prints() -> None:
 
 
 def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
-    """exact_mh_<v>_ess_best (seed 001 Table 2): each method's Best by the paper's rule (per-column max of
-    (min, med, max) over its rates) with the rate of its largest median (ties: the lowest), beside the
+    """exact_mh_<v>_ess_best (Yuan & Wang 2024 Table 2): each method's Best by the paper's rule (per-column
+    max of (min, med, max) over its rates) with the rate of its largest median (ties: the lowest), beside the
     paper's Best by the same rule (HMC only on the paper's leapfrog row; the recompute row gets its cached
     row's); tg_summarize and the markdown report use the same function."""
     from bench.experiments.exact_mh import report as R

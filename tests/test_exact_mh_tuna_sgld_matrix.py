@@ -1,4 +1,4 @@
-"""Tuna-SGLD exact matrix (seed 001 Alg. 3) on the tiny lattice: the independently built matrix is
+"""Tuna-SGLD exact matrix (Yuan & Wang 2024 Alg. 3) on the tiny lattice: the independently built matrix is
 stochastic and leaves the lattice posterior invariant (deterministic, no false alarms), the
 forward-gradient variant's matrix does not (the mutant is a real defect), and the registered
 kernel-vs-matrix check (G-test, family-wise alpha 1e-4) passes for the kernel and catches the mutant."""
@@ -53,9 +53,9 @@ def test_kvm_tuna_sgld_check():
 
 
 def test_authors_drift_has_length_eps2_n_over_k():
-    """drift='normalized' = the authors' tuna_sgld_proposal!: mean theta + eps^2 (N/K) g/||g|| (notes
-    §9.1). The mapped gradient has norm exactly 2 N/K and the proposal sits at the drifted mean up to
-    the Gaussian noise; the pre-fix map (norm 2, no N/K: 1000x too short here) is caught."""
+    """drift='normalized' = the authors' tuna_sgld_proposal!: mean theta + eps^2 (N/K) g/||g||. The
+    mapped gradient has norm exactly 2 N/K and the proposal sits at the drifted mean up to the Gaussian
+    noise; a map without the N/K factor (norm 2: 1000x too short here) is caught."""
     from samplers import proposals as PR
     from samplers.kernels import tuna_sgld as TS
     from samplers.methods.exact_mh import tuna_setup
@@ -89,7 +89,7 @@ def test_authors_drift_has_length_eps2_n_over_k():
         )
         np.testing.assert_allclose(np.linalg.norm(g), 2.0 * N / batch, rtol=1e-12)
         drift = theta_p - theta0
-        assert np.linalg.norm(drift) > 2.0  # sigma^2 N/K = 2.5 (pre-fix: 0.0025)
+        assert np.linalg.norm(drift) > 2.0  # sigma^2 N/K = 2.5 (without N/K: 0.0025)
         assert np.linalg.norm(drift - 0.5 * sigma**2 * g) < 6.0 * sigma * np.sqrt(d)  # noise, P(>) < 1e-6
     g = np.array([3.0, -4.0])
     TS.drift_map(g, TS.DRIFT_PAPER, 1000.0)

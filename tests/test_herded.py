@@ -1,4 +1,4 @@
-"""Herded-Gibbs family (seed 003): kernels, targets, registrations, determinism, bad input.
+"""Herded-Gibbs family (Chen et al. 2016): kernels, targets, registrations, determinism, bad input.
 
 All tests are deterministic (fixed seeds); the only statistical statements are in
 tests/test_herded_verify.py (G-tests at family-wise alpha = 1e-4)."""
@@ -57,7 +57,7 @@ def test_two_variable_table1_reconstruction():
 
 
 def test_herded_tv_is_exactly_one_over_T_eps01():
-    """Notes §3 [checked]: from x0 = (1,1), w0 = pi - 1/2, d_v(P_T - pi) = 1/T for eps = 0.1."""
+    """Two-variable model: from x0 = (1,1), w0 = pi - 1/2, d_v(P_T - pi) = 1/T exactly for eps = 0.1."""
     prob = R.build_problem("hg_two_variable", eps=0.1)
     r = R.run("herded_gibbs", prob, 10_000, 0)
     for T in (100, 1000, 10_000):

@@ -108,7 +108,8 @@ def test_alg1_transcription_is_literal():
 
 @pytest.mark.parametrize("eps,lam,tstar", [(0.1, 619, 145), (0.01, 8.2e5, 1.2e4), (0.001, 8.4e8, 1.1e6)])
 def test_theorem3_constants_match_closed_form(eps, lam, tstar):
-    """Notes §3: eta = 1 - 16 eps/3, pi_min = 4 eps/3 (eps < 3/16), l = pi_min^2, B of eq. (15)."""
+    """Chen et al. 2016 Thm. 3 on the two-variable model: eta = 1 - 16 eps/3, pi_min = 4 eps/3 (eps <
+    3/16), l = pi_min^2, B of eq. (15)."""
     from samplers.targets.herded_models import two_variable
     from verify.herded_theory import theorem3_constants
 

@@ -195,7 +195,7 @@ def _prefetch_localities(fn, *args) -> list[int]:
 
 
 def test_prefetch_localities():
-    """Candidate rows go to L2 (locality 2: x86 ``prefetcht1``, docs/performance.md §4.20), the other hints
+    """Candidate rows go to L2 (locality 2: x86 ``prefetcht1``, docs/performance.md §7.2), the other hints
     and the rows re-read at short distance (``prefetch_row(..., False)``) to L1 (3); a swapped constant or
     an ignored flag is caught."""
     X = np.zeros((40, 20))
@@ -571,7 +571,7 @@ def test_poisson_grad_passes_match_reference(name, N):
 
 
 def test_tuna_differences_are_accurate_for_close_points():
-    """TunaMH's U_i(theta') - U_i(theta) (docs/performance.md §4.16): the factorised forms against exact
+    """TunaMH's U_i(theta') - U_i(theta) (docs/performance.md §7.6): the factorised forms against exact
     rational arithmetic, theta' = theta + 1e-9 xi. TG: sum_j w_j [(theta - x)^2 - (theta' - x)^2]; RLR:
     r(theta)^2 - r(theta')^2 = e (e - 2 r1). Both within 1e-12 relative (measured 2e-14 / 7e-16); the
     naive difference of the two sums (the mutant, as the pair helpers compute it) is off by 3e-5 here."""
@@ -606,10 +606,10 @@ def test_tuna_differences_are_accurate_for_close_points():
 
 
 def test_log1pexp_difference_is_accurate():
-    """TunaMH's logistic difference f(b + dl) - f(b), f(z) = log(1 + e^z), with one log (§4.16) against
-    60-digit decimal arithmetic over b in [-40, 40] and dl from 1e-9 to 35 (the last past the direct
-    fallback at |dl| > 30): relative error < 1e-12. The direct difference of the two logs (mutant) is off
-    by far more for small dl; ``pair_z(X, i, theta', theta - theta')`` gives TunaMH (z', z - z')."""
+    """TunaMH's logistic difference f(b + dl) - f(b), f(z) = log(1 + e^z), with one log (docs/performance.md
+    §7.6) against 60-digit decimal arithmetic over b in [-40, 40] and dl from 1e-9 to 35 (the last past the
+    direct fallback at |dl| > 30): relative error < 1e-12. The direct difference of the two logs (mutant) is
+    off by far more for small dl; ``pair_z(X, i, theta', theta - theta')`` gives TunaMH (z', z - z')."""
     from decimal import Decimal, getcontext
 
     getcontext().prec = 60
@@ -689,7 +689,7 @@ def _fresh_array(n):
 
 
 def test_no_refcount_cores():
-    """The cores compiled without reference counting (docs/performance.md §4.26) return no array, and a TunaMH
+    """The cores compiled without reference counting (docs/performance.md §7.5) return no array, and a TunaMH
     ratio that regrows its buffers, then a whole chain, leak and double-free nothing in Numba's runtime.
     Both checks are shown to catch a broken core: one returning its (borrowed) argument, one keeping a fresh
     array it was handed by a reference-counted helper."""

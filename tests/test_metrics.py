@@ -166,10 +166,10 @@ def test_ess_ar1_analytic(long_ar, rho):
 
 @needs_arviz
 def test_ess_identity_within_one_percent_of_arviz_mean(long_ar, ar_chain, rw_chain):
-    """Issue 2: the paper's ESS matches ArviZ ``ess(method="mean")`` within 1%.
+    """The paper's ESS matches ArviZ ``ess(method="mean")`` within 1%.
 
     Our ``method="mean"`` is ArviZ's to 1e-8 (deterministic). Identity vs split-mean is a
-    statistical statement: at n = 1e6 the measured difference had mean 0.01%, sd 0.02%,
+    statistical statement: at n = 1e6 the difference has mean 0.01%, sd 0.02%,
     max 0.09% (80 dims), so 1% is > 40 sd. At n = 2e4 the difference is larger (mean 0.7%,
     max 4% over 80 dims), so the 1% claim is only asserted for long chains.
     """

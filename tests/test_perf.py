@@ -1,9 +1,10 @@
-"""Tests of the performance regression gate (bench.perf_compare) and of ``mcmc-bench perf``.
+"""Tests of the performance regression gate (bench.perf_compare), of ``mcmc-bench perf`` and of the
+measurement scripts in tools/.
 
 The compare/gate logic is tested on synthetic numbers (no timing, cannot flake). One test times real
 njit kernels: a deliberately slowed kernel (8x the arithmetic) must trip the calibration-normalised gate and
 an unchanged rerun must not (a false alarm needs > 2x noise in the minimum of 5 rounds *and* in the
-retry; unchanged kernels measured 0.5-1.75x between runs on this 2-core machine at load ~12)."""
+retry; unchanged kernels read 0.5-1.75x between runs on a 2-core machine at load ~12)."""
 
 from __future__ import annotations
 
@@ -190,7 +191,7 @@ def test_committed_baseline_is_valid():
 
 
 def test_baselines_are_kept_per_cpu_kind(tmp_path, monkeypatch):
-    """One baseline per LLVM CPU name: found by ``machine.llvm_cpu``; a refresh on a kind without one writes
+    """One baseline per LLVM CPU name: chosen by ``machine.llvm_cpu``; a refresh on a kind without one writes
     ``registry_baseline_<cpu>.json``; a file without a kind or two files of one kind are refused."""
     monkeypatch.setattr(pc, "host_cpu", lambda: "znver9")
     assert pc.host_baseline_path(tmp_path) == tmp_path / "registry_baseline_znver9.json"
@@ -245,13 +246,13 @@ def _demo_normalised(repeat: int, rounds: int = 5) -> float:
 
 def test_gate_trips_on_slowed_kernel_and_not_on_rerun():
     # baseline = the better of two independent measurements (as a baseline refresh on a quiet machine
-    # would be): one noisy-high baseline made the 4x kernel look only 2.3x slower in a CI run (load ~2,
-    # the other xdist worker sharing L3); the assertions below are unchanged
+    # would be): a single one can read high under load (the other xdist worker sharing L3) and make a
+    # slowed kernel look less slow than it is
     base = {"demo": min(_demo_normalised(1), _demo_normalised(1))}
     rerun = pc.gate({"demo": _demo_normalised(1)}, base, lambda k: {"demo": _demo_normalised(1)})
     assert rerun.passed, rerun.report()
-    # 8 repeats, not 4: the repeats after the first hit L1, so 4x the arithmetic measured only
-    # 2.2-3.2x here (about 1 run in 5 under the 2.5 below); 8 repeats measured 5.7-6.4x
+    # 8 repeats: the repeats after the first hit L1, so 4x the arithmetic costs only 2.2-3.2x (about
+    # 1 run in 5 under the 2.5 below); 8 repeats cost 5.7-6.4x
     slowed = pc.gate({"demo": _demo_normalised(8)}, base, lambda k: {"demo": _demo_normalised(8)})
     assert not slowed.passed, slowed.report()
     assert slowed.retried == ["demo"]

@@ -1,4 +1,4 @@
-"""Poisson-minibatching Gibbs family (seed 000): exactness vs exact matrices (G-tests, FWER 1e-4 per
+"""Poisson-minibatching Gibbs family (Zhang & De Sa 2019): exactness vs exact matrices (G-tests, FWER 1e-4 per
 test via Bonferroni over rows), mutants rejected, determinism, bad input, O(lambda + L) cost."""
 
 from __future__ import annotations

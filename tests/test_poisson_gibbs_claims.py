@@ -1,4 +1,4 @@
-"""Claim-side helpers of the poisson_gibbs family (verify/poisson_gibbs_claims.py, seed 000 §4.2).
+"""Claim-side helpers of the poisson_gibbs family (verify/poisson_gibbs_claims.py, Zhang & De Sa 2019 §4.2).
 
 The ``rejection_steps`` claim computes expected rejection steps in closed form; these tests check the
 closed form against (a) the spin model's conditional energy in the kernel and (b) the registered

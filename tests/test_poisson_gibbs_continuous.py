@@ -1,4 +1,4 @@
-"""Chebyshev machinery and continuous Poisson-Gibbs kernels (seed 000 §3, Alg. 3, App. C.1)."""
+"""Chebyshev machinery and continuous Poisson-Gibbs kernels (Zhang & De Sa 2019 §3, Alg. 3, App. C.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Experiment-side code of the poisson_gibbs family (bench/experiments/poisson_gibbs/, seed 000 §4).
+"""Experiment-side code of the poisson_gibbs family (bench/experiments/poisson_gibbs/, Zhang & De Sa 2019 §4).
 
 Running counts kept in Numba equal naive counts; the MIN-Gibbs Potts cell (added for Fig. 1a) runs
 the real kernel with its documented cost; the TGM log-posterior grid cache round-trips.

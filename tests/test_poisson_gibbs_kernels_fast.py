@@ -1,6 +1,6 @@
-"""The optimised discrete kernels (issue 9: inlined factor helpers, ``factor_slice``, no slices in the
-hot loop, fused steps) against plain reference implementations written from the definitions (seed
-000 Alg. 2/4; De Sa et al. 2018 as reconstructed in samplers/kernels). The optimisations must not
+"""The optimised discrete kernels (inlined factor helpers, ``factor_slice``, no slices in the hot loop,
+fused steps) against plain reference implementations written from the definitions (Zhang & De Sa 2019
+Alg. 2/4; De Sa et al. 2018 as reconstructed in samplers/kernels). The optimisations must not
 change a single draw: chains are compared bit for bit with the same random stream. Exact
 (deterministic) comparisons -- no false alarms; each is shown to fail on a deliberately broken
 reference (mutant)."""

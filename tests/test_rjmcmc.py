@@ -1,4 +1,4 @@
-"""RJMCMC variable selection (seed 002 §6.3, App. E): kernel, exact-matrix check with its mutant,
+"""RJMCMC variable selection (K14 §6.3, App. E): kernel, exact-matrix check with its mutant,
 wrappers, and the approx_rjmcmc experiment end to end on the MiniBooNE-format fixture."""
 
 from __future__ import annotations

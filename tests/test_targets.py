@@ -81,7 +81,7 @@ def test_support_and_prior():
     r, _ = _models()["rlr"]
     assert not tall.in_support(r, np.array([5.0, 1.0, 0.0]))
     assert tall.in_support(r, np.array([4.0, 1.0, 0.0]))
-    # the one-pass form (no early exit, docs/performance.md 4.15) must reject any single bad coordinate
+    # the one-pass form (no early exit, docs/performance.md §7.5) must reject any single bad coordinate
     inside = np.full(d, 0.5 * (t.lo + t.hi))
     assert tall.in_support(t, inside)
     assert tall.in_support(t, np.full(d, t.lo)) and tall.in_support(t, np.full(d, t.hi))  # closed box
@@ -120,7 +120,7 @@ def test_truncated_gaussian_constants_match_app_f1():
     i = 7
     expect = 0.5 * 1e-5 * 20.0 * ((np.abs(t.X[i]) + 3.0) ** 2).sum()
     assert t.M[i] == pytest.approx(expect, rel=1e-12)
-    # notes §5 (computed from the recipe): L ~ 2.57e3
+    # computed from the recipe: L ~ 2.57e3
     assert 2.4e3 < p.meta["L"] < 2.75e3
 
 

@@ -1,6 +1,6 @@
 """pytest-benchmark: factor evaluations per second of the discrete minibatch Gibbs kernels vs plain
-``gibbs`` (issue 9 target: poisson_gibbs within 2x of gibbs), seed 000 §4.1 Potts model (D = 10,
-beta = 4.6, Gaussian-kernel couplings, lambda = L^2).
+``gibbs`` (target: poisson_gibbs within 2x of gibbs), Zhang & De Sa 2019 §4.1 Potts model (D = 10, beta =
+4.6, Gaussian-kernel couplings, lambda = L^2).
 
 One factor evaluation = one table lookup phi_f(y) at one state y, counted the same way for every
 kernel (``n_evals``): gibbs D |A[i]| per iteration; poisson_gibbs B + D |distinct kept|; mgpmh

@@ -135,8 +135,8 @@ def _large_cases() -> list:
 @pytest.mark.benchmark_large
 @pytest.mark.parametrize(("method", "target", "params"), _large_cases())
 def test_method_paper_scale(benchmark, method, target, params):
-    """Paper scale (seed 001 §5.1-5.2: d=20 N=1e5 TG, d=10 N=1e5 robust regression; seed 000 §4.1
-    Potts 20x20). Reported, not gated."""
+    """Paper scale (Yuan & Wang 2024 §5.1-5.2: d=20 N=1e5 TG, d=10 N=1e5 robust regression; Zhang & De Sa
+    2019 §4.1 Potts 20x20). Reported, not gated."""
     benchmark.group = f"paper-scale:{target}"
     prob = pc.get_problem(target, params)
     try:
