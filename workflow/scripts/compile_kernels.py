@@ -1,4 +1,4 @@
-"""Warm the shared Numba cache (NUMBA_CACHE_DIR) once before the cells run (ecosystem notes §4.4).
+"""Warm the shared Numba cache (NUMBA_CACHE_DIR) once before the cells run.
 
 For every method in ``snakemake.params.methods`` (one family's methods that the cells use), run a
 few iterations on the first registered synthetic target of a matching space (smoke sizes, method
