@@ -8,8 +8,6 @@ it changes no cell's config hash."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,8 +19,6 @@ from bench.experiments.exact_mh import common as EC
 from bench.experiments.exact_mh import paper_values as PV
 from bench.experiments.exact_mh import truncated_gaussian as TGE
 from bench.experiments.exact_mh import verdicts as V
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _settings(exp_id: str, **over) -> dict:

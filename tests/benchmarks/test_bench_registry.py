@@ -33,7 +33,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 _METHODS = sorted(registry.METHODS, key=lambda m: (registry.METHODS[m].family, m))
 # baselines per CPU kind (bench.perf_compare.host_cpu): this machine's if committed; chain configs from it,
-# else from the first baseline
+# else from registry_baseline.json
 _HOST = pc.host_cpu()
 _BASELINES = {cpu: pc.load_baseline(path) for cpu, path in pc.baseline_files().items()}
 _BASELINE = _BASELINES.get(_HOST) or pc.load_baseline()
@@ -48,7 +48,7 @@ def _config_for(method: str) -> tuple[str, dict, str, int, int]:
             registry.run(method, prob, 2, 0)
             return base.target, base.target_params, base.scale, base.n_iter, base.thin
         except ValueError:
-            pass  # the baseline's problem no longer applies: choose afresh (compared as "new")
+            pass  # the method rejects the baseline's problem: choose afresh (compared as "new")
     target, params, scale = pc.select_problem(method)[0]
     n_iter, thin = pc.choose_iterations(method, pc.get_problem(target, params, scale))
     return target, params, scale, n_iter, thin
