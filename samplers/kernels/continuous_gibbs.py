@@ -19,6 +19,10 @@ variants the Poisson-minibatch energy U_v = sum_S s_f log(1 + phi_f(x_{i<-v}) / 
 a_f = lambda M_f / L, with s drawn by the shared Poisson-thinning sampler (Alg. 4). The Gibbs-ITS/DA
 variants keep the MH correction (the paper does not say; with it they are exact).
 
+The interpolant f~ the proposal is drawn from is first raised until it is provably positive on all of
+[a, b] (:func:`certify_positive`), so the bisection samples exactly the density f~ / int f~, and the MH
+correction rejects whenever f~(x_i) <= 0 (ratio <= 0).
+
 Per iteration: n_evals = factor evaluations (B thinning evaluations + (#energy evaluations) x |S| or
 |A[i]|); ``trace_0`` = B, ``trace_1`` = energy evaluations (rejection: proposals) per step,
 ``trace_2`` = |S| distinct kept factors (PG) or |A[i]|.
@@ -34,10 +38,10 @@ from numba import njit
 from samplers.chebyshev import (
     cheb_coeffs,
     cheb_eval,
+    cheb_eval_t,
     cheb_integral,
     cheb_invert_cdf,
     cheb_nodes,
-    guard_positive,
 )
 from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.targets.continuous_spin import (
@@ -58,6 +62,43 @@ METHOD_IDS = {
     "pg_rejection": PG_REJ,
 }
 MUT_NONE, MUT_NO_CORRECTION = 0, 1
+POSITIVE_GRID_PER_DEGREE = 8  # theta-grid intervals per polynomial degree in certify_positive
+POSITIVE_FLOOR = 1e-6  # the proposal is raised to >= this fraction of its grid maximum
+
+
+@njit(cache=True)
+def certify_positive(c, n: int, per: int, rel: float) -> float:
+    """Make the interpolant p(t) = sum_{k<n} c_k T_k(t) provably >= ``rel`` x (its maximum on the grid)
+    on all of [-1, 1] by raising c_0; returns the certified lower bound of p after the shift (> 0, or
+    not finite if the coefficients are not).
+
+    Not in the paper, whose theory assumes a (1 +- C)-accurate interpolant; a low-degree interpolant of
+    a steep exp(U) dips below 0. Certificate: with t = cos(theta), g(theta) = p(cos theta) =
+    sum c_k cos(k theta) has |g''| <= S2 = sum k^2 |c_k|, so on each interval of a uniform theta-grid
+    with spacing h, g >= min(g at its ends) - h^2 S2 / 8. The grid has ``per`` x deg intervals, so it
+    contains the interpolation nodes cos(pi j / deg) (where p equals the node values, max 1 here). The
+    proposal density is this shifted polynomial everywhere (forward and reverse), so the MH correction
+    stays exact, and the CDF is strictly increasing, so bisection inverts it."""
+    deg = n - 1 if n > 1 else 1
+    ng = per * deg
+    mn = np.inf
+    mx = -np.inf
+    for j in range(ng + 1):
+        f = cheb_eval_t(c, n, math.cos(math.pi * j / ng))
+        if f < mn:
+            mn = f
+        if f > mx:
+            mx = f
+    s2 = 0.0
+    for k in range(1, n):
+        s2 += k * k * abs(c[k])
+    h = math.pi / ng
+    lb = mn - 0.125 * h * h * s2
+    floor = rel * mx if mx > 0.0 else rel
+    if lb < floor:
+        c[0] += floor - lb
+        return floor
+    return lb
 
 
 @njit(cache=True)
@@ -204,10 +245,12 @@ def continuous_gibbs_step(
             vals[j] = math.exp(vals[j] - mx)
         cheb_coeffs(vals, deg_k, c2)
         nf = deg_k + 1
-    guard_positive(c2, nf, 8 * nf + 1, 1e-6)
+    n_en = deg_m + 3
+    if not certify_positive(c2, nf, POSITIVE_GRID_PER_DEGREE, POSITIVE_FLOOR) > 0.0:
+        # no certified positive proposal (non-finite energies): stay (a valid, symmetric move)
+        return False, ne, B, deg_m + 1, per, buf
     cheb_integral(c2, nf, G)
     v = cheb_invert_cdf(G, nf + 1, rng.random(), a, b, 60)
-    n_en = deg_m + 3
     xi = x[i]
     ev = cond_energy(m, x, i, v, pg, touched, tcount, nt, arate)
     ex = cond_energy(m, x, i, xi, pg, touched, tcount, nt, arate)
@@ -217,11 +260,9 @@ def continuous_gibbs_step(
         return True, ne, B, n_en, per, buf
     fv = cheb_eval(c2, nf, v, a, b)
     fx = cheb_eval(c2, nf, xi, a, b)
-    if fv <= 0.0:
+    if fv <= 0.0 or fx <= 0.0:
+        # q(x_i) <= 0 makes the MH ratio <= 0: reject (certify_positive rules both out; kept as a guard)
         return False, ne, B, n_en, per, buf
-    if fx <= 0.0:
-        x[i] = v
-        return True, ne, B, n_en, per, buf
     logr = ev - ex + math.log(fx) - math.log(fv)
     if logr >= 0.0 or rng.random() < math.exp(logr):
         x[i] = v
