@@ -418,8 +418,8 @@ def code_commit() -> str:
 def compile_target() -> dict[str, str]:
     """What the kernels were compiled for: Numba's version and the CPU LLVM targets (``NUMBA_CPU_NAME``
     if set, else the host's). Loops compiled with reassociation vectorise for that CPU, so a chain is
-    bit-identical on one target, not across them (docs/architecture.md, "Seeds and reproducibility";
-    exact_mh.md section 28: one commit gave other Poisson-MALA chains at rounding level on two VMs)."""
+    bit-identical on one target, not across them (docs/architecture.md, "Seeds and reproducibility": the
+    same code gives Poisson-MALA chains that differ at rounding level on two VM kinds)."""
     import llvmlite.binding as llvm
     import numba
     from numba.core import config

@@ -5,8 +5,8 @@
   record must be a cell of C with C's config hash; cells with status "error" are not added (listed).
 * ``store check [--config C]``: every store file readable and well formed, each stored cell a cell of C
   (default config/full.yaml) with C's hash; prints what the store holds of C per experiment. Exit 1 otherwise.
-* ``docs-figures``: the figures the results pages show (``figs/<name>.png`` in docs/results/*.md) copied from
-  ``paper_figs/`` into docs/results/figs/, and every other PNG there removed: one committed copy of each
+* ``docs-figures``: the figures the docs show (``figs/<name>.png`` in docs/results/*.md and docs/*.md) copied
+  from ``paper_figs/`` into docs/results/figs/, and every other PNG there removed: one committed copy of each
   figure a page shows (``make results`` runs it after the rebuild).
 """
 
@@ -104,9 +104,9 @@ def _cmd_docs_figures(args: argparse.Namespace) -> int:
     import shutil
 
     docs, figs = Path(args.docs), Path(args.figs)
-    shown = sorted(
-        {m for p in docs.glob("*.md") for m in re.findall(r"figs/([A-Za-z0-9_.-]+\.png)", p.read_text())}
-    )
+    pages = [*docs.glob("*.md"), *docs.parent.glob("*.md")]  # docs/results/*.md and docs/*.md
+    link = re.compile(r"figs/([A-Za-z0-9_.-]+\.png)")
+    shown = sorted({m for p in pages for m in link.findall(p.read_text())})
     missing = [n for n in shown if not (figs / n).is_file()]
     if missing:
         raise ValueError(f"{len(missing)} figure(s) the results pages show are not in {figs}: {missing[:5]}")

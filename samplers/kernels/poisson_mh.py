@@ -182,7 +182,7 @@ def candidate_term(zc, a_scale: float, Mi: float, ph: float, php: float):
     the counter ``zc`` of its thinning coin (:func:`samplers.poisson_minibatch.pipeline_counters`):
     ``(ok, kept, ratio)``: ``ok`` False on a bound violation; else both clamped to ``[0, M_i]``, the
     thinning coin at theta, and if kept the ratio term ``(a + phi_i(theta')) / (a + phi_i(theta))`` with
-    ``a = a_scale M_i``. Inlined (no call in the hot loop); shared with ``bench.expanded_form``."""
+    ``a = a_scale M_i``. Inlined (no call in the hot loop); shared with ``tools/expanded_form.py``."""
     if not (bound_ok(ph, Mi) and bound_ok(php, Mi)):
         return False, False, 1.0
     ph = min(max(ph, 0.0), Mi)
