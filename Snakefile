@@ -16,8 +16,12 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# Relative to this file, so `snakemake -d <other dir>` works too (outputs go to that directory).
-configfile: os.path.join(workflow.basedir, "config", "default.yaml")
+# config/default.yaml, unless the command line names config files: then those alone (each of default.yaml,
+# full.yaml and smoke.yaml is complete; rebuild.yaml goes on top of one), so full.yaml does not inherit
+# default.yaml's replicate cuts. Relative to this file, so `snakemake -d <other dir>` works too.
+if not workflow.overwrite_configfiles:
+
+    configfile: os.path.join(workflow.basedir, "config", "default.yaml")
 
 
 include: "workflow/rules/common.smk"

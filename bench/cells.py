@@ -10,8 +10,8 @@ Settings
     config schema); grid keys must be positive integers (replicate counts) or non-empty lists
     (selections).
 Config
-    ``validate_config(cfg, where)``: a workflow config, merged on config/default.yaml as Snakemake merges
-    ``--configfile``, against workflow/schemas/config.schema.yaml (unknown keys, bad values, missing
+    ``validate_config(cfg, where)``: a workflow config, its absent keys taken from config/default.yaml
+    (but not its overrides), against workflow/schemas/config.schema.yaml (unknown keys, bad values, missing
     reasons), plus what the schema cannot know: experiment ids in ``experiments`` and ``overrides`` are
     registered. The CLI's ``--config`` goes through it.
 Seeds
@@ -150,9 +150,10 @@ def _differing(a: dict, b: dict) -> list[str]:
 def validate_config(cfg: Any, where: str) -> None:
     """ValueError naming ``where`` and the offending key unless ``cfg`` is a valid workflow config.
 
-    ``cfg`` merged on config/default.yaml must satisfy workflow/schemas/config.schema.yaml (no unknown
-    key, scales paper/smoke, every override with scale, settings and a written reason), and every id
-    in ``experiments`` and ``overrides`` must be a registered experiment. A config the workflow wrote
+    ``cfg``, its absent keys taken from config/default.yaml (not its overrides), must satisfy
+    workflow/schemas/config.schema.yaml (no unknown key, scales paper/smoke, every override with scale,
+    settings and a written reason), and every id in ``experiments`` and ``overrides`` must be a registered
+    experiment. A config the workflow wrote
     for one experiment's cells (results/config/<exp>[.cells].json, which carries ``resolved_settings``)
     has its overrides' reasons left out; it is accepted only if its ``resolved_settings`` are exactly
     what its overrides give (so that key cannot stand in for a reason)."""
@@ -165,7 +166,8 @@ def validate_config(cfg: Any, where: str) -> None:
     written = "resolved_settings" in cfg
     if written:
         schema["properties"]["overrides"]["additionalProperties"]["required"].remove("reason")
-    body = _deep_merge(yaml.safe_load(DEFAULT_CONFIG.read_text()), cfg, None)
+    base = {**yaml.safe_load(DEFAULT_CONFIG.read_text()), "overrides": {}}  # defaults of absent keys, no cuts
+    body = _deep_merge(base, cfg, None)
     body.pop("resolved_settings", None)
     errors = jsonschema.validators.validator_for(schema)(schema).iter_errors(body)
     msgs = sorted(f"{'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors)

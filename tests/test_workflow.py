@@ -453,14 +453,12 @@ def test_snakemake_dry_run(tmp_path, args):
     r = _snakemake(["-n", "--quiet", "rules"] + args, tmp_path)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     text = r.stdout + r.stderr
-    n_cells = sum(
-        len(
-            C.enumerate_cells(
-                e, C.experiment_settings(e, "smoke" if "smoke.yaml" in " ".join(args) else "paper")
-            )
-        )
-        for e in registry.all_experiments().values()
-    )
+    from bench.cli_workflow import experiment_and_settings, load_config
+
+    name = "smoke.yaml" if "smoke.yaml" in " ".join(args) else "default.yaml"
+    cfg = load_config(str(REPO / "config" / name))
+    exps = registry.all_experiments()
+    n_cells = sum(len(C.enumerate_cells(*experiment_and_settings(e, cfg["scale"], cfg))) for e in exps)
     assert f"run_cell {n_cells:>{len(str(n_cells))}}" in " ".join(text.split()) or n_cells == 0
     for rule in ("compile_kernels", "aggregate", "cells_table", "verify", "report"):
         assert rule in text
