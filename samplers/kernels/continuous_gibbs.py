@@ -44,6 +44,7 @@ from samplers.chebyshev import (
     cheb_nodes,
 )
 from samplers.poisson_minibatch import draw_candidates, keep
+from samplers.targets import tall
 from samplers.targets.continuous_spin import (
     SPIN,
     ContinuousModel,
@@ -123,6 +124,35 @@ def _spin_cond_energy(w, nbr, x, v: float, off: int, nl: int, pg: bool, touched,
 
 
 @njit(cache=True)
+def _mixture_phi(X, shift, s2: float, beta: float, t0: float, t1: float, k: int) -> float:
+    """tall.phi_i of the MIXTURE kind at theta = (t0, t1), the same arithmetic, on the arrays."""
+    yi = X[k, 0]
+    a = yi - t0
+    b = yi - t0 - t1
+    la = -0.5 * a * a / s2
+    lb = -0.5 * b * b / s2
+    mm = max(la, lb)
+    val = (
+        mm + math.log(0.5 * math.exp(la - mm) + 0.5 * math.exp(lb - mm)) - 0.5 * math.log(2.0 * math.pi * s2)
+    )
+    return beta * val + shift[k]
+
+
+@njit(cache=True)
+def _mixture_energy(X, shift, s2, beta, t0, t1, off, pg, touched, tcount, nt, arate) -> float:
+    """The data part of :func:`cond_energy` for the §4.3 mixture (TALL, MIXTURE), same sums, same order."""
+    e = 0.0
+    if pg:
+        for t in range(nt):
+            k = off + touched[t]
+            e += tcount[t] * math.log1p(_mixture_phi(X, shift, s2, beta, t0, t1, k) / arate[k])
+    else:
+        for k in range(off, off + X.shape[0]):
+            e += _mixture_phi(X, shift, s2, beta, t0, t1, k)
+    return e
+
+
+@njit(cache=True)
 def cond_energy(m: ContinuousModel, x, i: int, v: float, pg: bool, touched, tcount, nt: int, arate) -> float:
     """Conditional (minibatch if ``pg``) energy of x_{i<-v}; x is restored."""
     if m.kind == SPIN:
@@ -133,6 +163,11 @@ def cond_energy(m: ContinuousModel, x, i: int, v: float, pg: bool, touched, tcou
     x[i] = v
     e = log_prior_c(m, x)
     off = local_offset(m, i)
+    if m.tall.kind == tall.MIXTURE:
+        t_ = m.tall
+        e += _mixture_energy(t_.X, t_.shift, t_.nu, t_.beta, x[0], x[1], off, pg, touched, tcount, nt, arate)
+        x[i] = old
+        return e
     if pg:
         for t in range(nt):
             k = off + touched[t]
@@ -205,13 +240,23 @@ def continuous_gibbs_step(
     if pg:
         B, buf, st = draw_candidates(prob[off : off + nl], alias[off : off + nl], Lam[i], rng, buf)
         spin = m.kind == SPIN
+        mix = (not spin) and m.tall.kind == tall.MIXTURE
         w = m.w
         nbr = m.nbr
+        tX = m.tall.X
+        tsh = m.tall.shift
+        ts2 = m.tall.nu
+        tbeta = m.tall.beta
         xi0 = x[i]
         for bb in range(B):
             kl = buf[bb]
             k = off + kl
-            phi = w[k] * (xi0 * x[nbr[k]] + 1.0) if spin else local_phi(m, i, k, x)
+            if spin:
+                phi = w[k] * (xi0 * x[nbr[k]] + 1.0)
+            elif mix:
+                phi = _mixture_phi(tX, tsh, ts2, tbeta, x[0], x[1], k)
+            else:
+                phi = local_phi(m, i, k, x)
             if keep(st, B, bb, arate[k], phi, m.M[k]):
                 if cnt[kl] == 0:
                     touched[nt] = kl
