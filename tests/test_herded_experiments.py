@@ -102,36 +102,35 @@ def test_denoise_cells_toy(tmp_path):
     assert tab.loc[tab["method"] == "gibbs", "paper_value"].iloc[0] == pytest.approx(21.63)
 
 
-def _corpus(rng, n):
-    words = {"PER": ["Ana", "Juan"], "LOC": ["Madrid", "Lima"], "O": ["en", "vive", "la", "y"]}
-    out = []
-    for _ in range(n):
-        s = []
-        for _ in range(rng.integers(3, 7)):
-            t = rng.choice(["PER", "LOC", "O", "O"])
-            s.append((str(rng.choice(words[t])), "X", "O" if t == "O" else f"B-{t}"))
-        out.append(s)
-    return out
+def _ieer_like(rng, n_docs):
+    """Documents shaped like bench.datasets.ieer's: (docno, [(token, IOB2 tag), ...])."""
+    words = {
+        "PERSON": ["Ana", "Juan", "Moi"],
+        "LOCATION": ["Madrid", "Lima", "Kenya"],
+        "O": ["in", "lives", "the", "and", "said"],
+    }
+    docs = []
+    for d in range(n_docs):
+        toks = []
+        for _ in range(rng.integers(3, 6)):
+            for _ in range(rng.integers(3, 7)):
+                t = str(rng.choice(["PERSON", "LOCATION", "O", "O"]))
+                toks.append((str(rng.choice(words[t])), "O" if t == "O" else f"B-{t}"))
+            toks[-1] = (toks[-1][0] + ".", toks[-1][1])
+        docs.append((f"D{d}", toks))
+    return docs
 
 
 def test_crf_cells_synthetic_corpus(tmp_path):
     rng = np.random.default_rng(0)
-    data = {"esp.train": _corpus(rng, 60), "esp.testa": _corpus(rng, 20), "esp.testb": _corpus(rng, 15)}
-    s = dict(
-        HCRF.SETTINGS_CRF["smoke"],
-        n_train=None,
-        n_test=None,
-        n_dev=None,
-        iters=[5, 10],
-        annealed_runs=1,
-        block=4,
-        epochs=2,
-    )
-    df, _ = _run_all("hg_crf", s, tmp_path, payload={"conll2002": data})
+    s = dict(HCRF.SETTINGS_CRF["smoke"], n_docs=None, iters=[5, 10], annealed_runs=1, block=4)
+    df, _ = _run_all("hg_crf", s, tmp_path, payload={"ieer": _ieer_like(rng, 8)})
     assert set(df["method"]) == {"viterbi", "herded_gibbs", "annealed_gibbs"}
     v = df[df["method"] == "viterbi"].iloc[0]
     assert v["token_agreement_viterbi"] == 1.0 and v["frac_sentences_at_map"] == 1.0
-    assert (df["frac_sentences_at_map"] <= 1.0).all()
+    assert (df["frac_sentences_at_map"] <= 1.0).all() and (df["folds"] == 2).all()
+    assert v["n_tokens"] > sum(len(t) for _, t in _ieer_like(np.random.default_rng(0), 8))  # "." split off
     assert (tmp_path / "results" / "hg_table3.csv").exists()
-    # the trained model is cached on disk next to the cells and reused
-    assert list((tmp_path / "cells" / "hg_crf").glob("hg_crf_cache/*.npz"))
+    # the trained models are cached on disk next to the cells and reused (with their training time)
+    assert len(list((tmp_path / "cells" / "hg_crf").glob("hg_crf_cache/*.crfsuite"))) == 2
+    assert (df["train_seconds"] == df["train_seconds"].iloc[0]).all()

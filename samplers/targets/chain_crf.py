@@ -336,3 +336,50 @@ def entity_f1(gold: np.ndarray, pred: np.ndarray, ptr: np.ndarray, labels: list[
     prec = tp / n_pred if n_pred else 0.0
     rec = tp / n_gold if n_gold else 0.0
     return 0.0 if prec + rec == 0 else 200.0 * prec * rec / (prec + rec)
+
+
+# ----------------------------------------------------------------------------- weights of a trained CRF
+def chain_from_weights(
+    labels: list[str],
+    state_features: dict[tuple[str, str], float],
+    transitions: dict[tuple[str, str], float],
+    sentences: list[list[list[str]]],
+) -> ChainCRF:
+    """The ChainCRF of ``sentences`` (each a list of tokens, each token a list of attribute names with
+    value 1) under a linear-chain CRF given by its weights, as CRFsuite's ``Tagger.info()`` lists them:
+    ``state_features[(attribute, label)]`` and ``transitions[(label_from, label_to)]`` (absent = 0).
+    Label k of the chain is ``labels[k]``. Score of a labelling y: sum_t sum_{a in x_t} w(a, y_t) +
+    sum_t w(y_t, y_{t+1}), CRFsuite's CRF1d model (no start / end transitions), so the chain's
+    Viterbi path is the CRF's own."""
+    K = len(labels)
+    if K < 2 or len(set(labels)) != K:
+        raise ValueError("labels must be >= 2 distinct names")
+    lab = {name: k for k, name in enumerate(labels)}
+    attr: dict[str, int] = {}
+    rows: list[np.ndarray] = []
+    for (a, y), w in state_features.items():
+        if y not in lab:
+            raise ValueError(f"state feature ({a!r}, {y!r}) has an unknown label")
+        j = attr.get(a)
+        if j is None:
+            j = attr[a] = len(rows)
+            rows.append(np.zeros(K))
+        rows[j][lab[y]] += float(w)
+    W = np.array(rows) if rows else np.zeros((0, K))
+    trans = np.zeros((K, K))
+    for (y0, y1), w in transitions.items():
+        if y0 not in lab or y1 not in lab:
+            raise ValueError(f"transition ({y0!r}, {y1!r}) has an unknown label")
+        trans[lab[y0], lab[y1]] = float(w)
+    ntok = sum(len(s) for s in sentences)
+    unary = np.zeros((ntok, K))
+    ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
+    t = 0
+    for s_i, sent in enumerate(sentences):
+        for tok in sent:
+            idx = [attr[a] for a in tok if a in attr]
+            if idx:
+                unary[t] = W[idx].sum(axis=0)
+            t += 1
+        ptr[s_i + 1] = t
+    return make_chain(ptr, unary, trans)
