@@ -6,8 +6,8 @@
 * ``store check [--config C]``: every store file readable and well formed, each stored cell a cell of C
   (default config/full.yaml) with C's hash; prints what the store holds of C per experiment. Exit 1 otherwise.
 * ``docs-figures``: the figures the docs show (``figs/<name>.png`` in docs/results/*.md and docs/*.md) copied
-  from ``paper_figs/`` into docs/results/figs/, and every other PNG there removed: one committed copy of each
-  figure a page shows (``make results`` runs it after the rebuild).
+  from ``paper_figs/`` into docs/results/figs/ as 128-colour PNGs, every other PNG there removed: one
+  committed copy of each figure a page shows (``make results`` runs it after the rebuild).
 """
 
 from __future__ import annotations
@@ -101,7 +101,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_docs_figures(args: argparse.Namespace) -> int:
     import re
-    import shutil
 
     docs, figs = Path(args.docs), Path(args.figs)
     pages = [*docs.glob("*.md"), *docs.parent.glob("*.md")]  # docs/results/*.md and docs/*.md
@@ -112,8 +111,13 @@ def _cmd_docs_figures(args: argparse.Namespace) -> int:
         raise ValueError(f"{len(missing)} figure(s) the results pages show are not in {figs}: {missing[:5]}")
     out = docs / "figs"
     out.mkdir(exist_ok=True)
-    for n in shown:
-        shutil.copyfile(figs / n, out / f".{n}.tmp")
+    from PIL import Image
+
+    for n in shown:  # a 128-colour palette: a quarter of the bytes of matplotlib's RGBA, the same picture
+        with Image.open(figs / n) as im:
+            im.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(
+                out / f".{n}.tmp", format="PNG", optimize=True
+            )
         (out / f".{n}.tmp").replace(out / n)
     stale = [p for p in out.glob("*.png") if p.name not in shown]
     for p in stale:
