@@ -272,6 +272,9 @@ def summarize_spin(df: pd.DataFrame, settings: dict, out: Any) -> None:
             mean_energy_evals=("mean_energy_evals", "mean"),
             sec_per_iter=("sec_per_iter", "mean"),
             final_sym_kl=("sym_kl", "mean"),
+            mean_factor_evals_sd=("mean_factor_evals", "std"),
+            sec_per_iter_sd=("sec_per_iter", "std"),
+            final_sym_kl_sd=("sym_kl", "std"),
         )
         .reset_index()
     )

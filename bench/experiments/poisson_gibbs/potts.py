@@ -343,6 +343,8 @@ def summarize_potts(df: pd.DataFrame, settings: dict, out: Any) -> None:
             mean_factor_evals=("mean_factor_evals", "mean"),
             sec_per_iter=("sec_per_iter", "mean"),
             final_error=("error", "mean"),
+            final_error_sd=("error", "std"),
+            sec_per_iter_sd=("sec_per_iter", "std"),
             **({"accept_rate": ("accept_rate", "mean")} if "accept_rate" in fin else {}),
         )
         .reset_index()
