@@ -2,7 +2,9 @@
 
 * ``verify_exact.csv``          exact rows (verify.checks.EXACT_COLUMNS)
 * ``theory_vs_empirics.csv``    theory rows (THEORY_COLUMNS + ``reason``)
-* ``claims.csv``                claim rows (CLAIM_COLUMNS)
+* ``claims.csv``                claim rows (CLAIM_COLUMNS, ``family``, ``threshold``, ``paper_value`` and
+                                the uncertainty columns CLAIM_UNCERTAINTY_COLUMNS, empty where a check
+                                gives none)
 
 Exit status (:func:`exit_code`): non-zero iff an exact row has ``passed`` false, a theory row has
 ``holds`` false without a non-empty ``reason``, or a check raised (recorded as a failed exact row
@@ -26,10 +28,14 @@ import pandas as pd
 from verify.checks import CLAIM_COLUMNS, EXACT_COLUMNS, THEORY_COLUMNS, Check
 
 FILES = {"exact": "verify_exact.csv", "theory": "theory_vs_empirics.csv", "claim": "claims.csv"}
+# Every claim row has these columns (empty where a check gives none): ``value`` (the number the verdict
+# compares with its threshold), ``ci_low`` / ``ci_high`` (its 95 % interval), ``runs_held`` ("k/n": the
+# runs, or settings, in which the claim holds alone) and ``verdict`` (text with the interval).
+CLAIM_UNCERTAINTY_COLUMNS = ("value", "ci_low", "ci_high", "runs_held", "verdict")
 COLUMNS = {
     "exact": EXACT_COLUMNS + ["family", "seconds"],
     "theory": THEORY_COLUMNS + ["reason", "family"],
-    "claim": CLAIM_COLUMNS + ["family"],
+    "claim": CLAIM_COLUMNS + ["family", "threshold", "paper_value"] + list(CLAIM_UNCERTAINTY_COLUMNS),
 }
 
 

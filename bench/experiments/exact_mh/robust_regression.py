@@ -12,6 +12,7 @@ import pandas as pd
 
 from bench.cells import child_seed
 from bench.experiment import Experiment
+from bench.experiments.exact_mh import verdicts as V
 from bench.experiments.exact_mh.common import (
     BEST_CAPTION,
     CAPPED_CAPTION,
@@ -190,6 +191,11 @@ def rlr_summarize(df: pd.DataFrame, s: dict, out) -> None:
             best_rate_table(t, paper),
             caption=f"Yuan & Wang 2024, {RLR_BEST[v]}: " + BEST_CAPTION + " "
             f"(HMC: the paper's {P_RLR_HMC_STEPS[v]} leapfrog steps only).",
+        )
+        out.table(
+            f"exact_mh_{v}_claims_ci",
+            V.ratio_intervals(sub),
+            caption=f"Yuan & Wang 2024, {names[v]} claims: " + V.CI_CAPTION,
         )
         ess_figure(
             t,

@@ -13,6 +13,7 @@ import pandas as pd
 from bench import metrics as MT
 from bench.cells import child_seed
 from bench.experiment import Experiment
+from bench.experiments.exact_mh import verdicts as V
 from bench.experiments.exact_mh.common import (
     BEST_CAPTION,
     CAPPED_CAPTION,
@@ -148,6 +149,13 @@ def tg_summarize(df: pd.DataFrame, s: dict, out) -> None:
         "exact_mh_tg_ess_best",
         best_rate_table(t, P_TG),
         caption="Yuan & Wang 2024, Table 1 counterpart: " + BEST_CAPTION + ".",
+    )
+    # the claims' uncertainty from the per-run cells (the verdicts themselves: verify, exact_mh.claims)
+    ci = [V.ratio_intervals(ok[ok["method"] != "sgld"]), V.ks_interval(ok)]
+    out.table(
+        "exact_mh_tg_claims_ci",
+        pd.concat([c for c in ci if not c.empty] or ci[:1], ignore_index=True),
+        caption="Yuan & Wang 2024, Tables 1, 3, 4 claims: " + V.CI_CAPTION,
     )
     ks_rows = []
     for (m, rate), g in ok.groupby(["method", "target_rate"], dropna=False, sort=False):
