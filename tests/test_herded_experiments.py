@@ -134,3 +134,18 @@ def test_crf_cells_synthetic_corpus(tmp_path):
     # the trained models are cached on disk next to the cells and reused (with their training time)
     assert len(list((tmp_path / "cells" / "hg_crf").glob("hg_crf_cache/*.crfsuite"))) == 2
     assert (df["train_seconds"] == df["train_seconds"].iloc[0]).all()
+
+
+def test_crf_skip_cells_synthetic_corpus(tmp_path):
+    rng = np.random.default_rng(1)
+    s = dict(E.crf_skip.SETTINGS_SKIP["smoke"], n_docs=None, iters=[5], annealed_runs=1)
+    df, _ = _run_all("hg_crf_skip", s, tmp_path, payload={"ieer": _ieer_like(rng, 8)})
+    assert set(df["method"]) == {"viterbi", "herded_gibbs", "annealed_gibbs"}
+    assert (df.loc[df["method"] != "viterbi", "n_skip_edges"] > 0).all()
+    assert (tmp_path / "results" / "hg_crf_skip.csv").exists()
+
+
+def test_skip_edges_join_repeated_capitalised_words_within_documents():
+    words = [["Moi", "met", "Ana"], ["Moi", "and", "Ana", "Moi"], ["Moi", "x"]]
+    e = E.crf_skip.skip_edges(words, np.array([0, 2, 3]))
+    assert e.tolist() == [[0, 3], [2, 5], [3, 6]]  # "Moi" of the third document is not joined

@@ -177,7 +177,8 @@ def ieer_documents(ctx: Any) -> list[tuple[str, list[tuple[str, str]]]]:
 
 def trained_folds(s: dict, raw_docs, cache_dir: str | os.PathLike | None) -> list[dict]:
     """One dict per fold: ``chain`` (ChainCRF of the fold's test sentences), ``gold`` (IOB2 tags per
-    sentence), ``labels``, ``train_seconds``, ``n_features``, ``n_train_tokens``. Trained once per process
+    sentence), ``labels``, ``words``, ``doc_ptr`` (sentence offsets of the fold's documents),
+    ``train_seconds``, ``n_features``, ``n_train_tokens``. Trained once per process
     and cached on disk (the CRFsuite model files, keyed by the settings and the corpus)."""
     import hashlib
 
@@ -203,6 +204,7 @@ def trained_folds(s: dict, raw_docs, cache_dir: str | os.PathLike | None) -> lis
     for f in range(folds):
         train = [sent for d, (_, ss) in enumerate(docs) if fold[d] != f for sent in ss]
         test = [sent for d, (_, ss) in enumerate(docs) if fold[d] == f for sent in ss]
+        doc_ptr = np.cumsum([0] + [len(ss) for d, (_, ss) in enumerate(docs) if fold[d] == f])
         model = None
         if cdir is not None:
             cdir.mkdir(parents=True, exist_ok=True)
@@ -245,6 +247,8 @@ def trained_folds(s: dict, raw_docs, cache_dir: str | os.PathLike | None) -> lis
                 "n_train_tokens": sum(len(x) for x in train),
                 "tagger": tg,
                 "attrs": attrs,
+                "words": [[w for w, _ in sent] for sent in test],
+                "doc_ptr": doc_ptr,
             }
         )
     _CRF_CACHE[key] = out
