@@ -116,6 +116,12 @@ def _cg_summary(df: pd.DataFrame, settings: dict, out) -> None:
         ],
         caption="§4.1: joint L1 error after the last sweep (quantiles over runs; herded: 1 run).",
     )
+    curves = q.rename(columns={0.25: "l1_q25", 0.5: "l1_median", 0.75: "l1_q75"})
+    out.table(
+        "hg_fig5_curves",
+        curves[["eps", "method", "T", "l1_q25", "l1_median", "l1_q75"]],
+        caption="§4.1, Fig. 5b data: joint L1 error quantiles over runs at each checkpoint (herded: 1 run).",
+    )
     colors = {"gibbs": "tab:blue", "mcqmc_gibbs": "tab:green", "herded_gibbs": "tab:red"}
     fig, axes = plt.subplots(3, len(eps_list), figsize=(4 * len(eps_list), 10), squeeze=False)
     for c, eps in enumerate(eps_list):
