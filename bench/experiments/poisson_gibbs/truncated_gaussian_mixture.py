@@ -211,6 +211,11 @@ def summarize_tgm(df: pd.DataFrame, settings: dict, out: Any) -> None:
     for ax, (_, r) in zip(axes[1:], ok.iterrows(), strict=True):
         ax.imshow(np.asarray(r["hist"]).reshape(grid, grid).T, origin="lower", extent=ext)
         ax.set_title(r["method"])
+    for ax in axes:  # the paper's Figs. 3, 4 show x1, x2 in [-2, 3] (both modes, (0, 1) and (1, -1))
+        ax.set_xlim(-2, 3)
+        ax.set_ylim(-2, 3)
+        ax.set_xlabel("x1")
+    axes[0].set_ylabel("x2")
     fig.tight_layout()
     out.figure("fig3_4_tgm", fig, caption="TGM §4.3 density estimates (Figs 3, 4).")
 
