@@ -233,7 +233,8 @@ def test_claims_rows_carry_the_interval(tmp_path, monkeypatch):
     assert rows["exact_mh.tg_top_two"]["value"] == pytest.approx(RATIO["top_two"])
     nr = rows["exact_mh.tg.minibatch_beats_full_authors_both.r0.4"]
     assert nr["holds"] is None and nr["verdict"].startswith("not run (no PoissonMH (authors' counts)")
-    assert rows["exact_mh.rlr_50d.top_two"]["verdict"] == "not run"
+    r = rows["exact_mh.rlr_50d.top_two"]
+    assert r["verdict"] == "not run (no results/exact_mh_rlr_50d_ess.csv)" and r["paper"].endswith("Table 7")
     # a stale interval table: the verdict stands, without an interval
     ci = pd.read_csv(tmp_path / "exact_mh_tg_claims_ci.csv")
     ci.assign(value=ci["value"] * 1.01).to_csv(tmp_path / "exact_mh_tg_claims_ci.csv", index=False)

@@ -705,7 +705,7 @@ def _not_run(cid, statement, evidence):
         "evidence": evidence,
         "measured": "not run",
         "holds": None,
-        "verdict": "not run",
+        "verdict": f"not run (no {evidence})",
     }
 
 
@@ -855,11 +855,13 @@ def _rlr_claims() -> list[dict]:
     rows = []
     for v in RLRE.RLR_VARIANTS:
         ev = f"results/exact_mh_{v}_ess.csv"
+        paper = f"{S001} {RLRE.RLR_TABLES[v]}"
         t = _read(f"exact_mh_{v}_ess")
         if t is None:
-            rows += [_not_run(f"exact_mh.{v}.{k}", f"{v}: {st}", ev) for k, (st, _) in RLR_CLAIMS.items()]
+            for k, (st, _) in RLR_CLAIMS.items():
+                rows.append({**_not_run(f"exact_mh.{v}.{k}", f"{v}: {st}", ev), "paper": paper})
             continue
-        rows += _rate_claims(v, v, f"{S001} {RLRE.RLR_TABLES[v]}", t, RLRE.rlr_paper(v), ev)
+        rows += _rate_claims(v, v, paper, t, RLRE.rlr_paper(v), ev)
     return rows
 
 
