@@ -1,4 +1,4 @@
-"""Tests for bench/metrics.py (known answers, ArviZ cross-checks, mutants).
+"""Tests for bench/metrics (known answers, ArviZ cross-checks, mutants).
 
 Statistical checks and their false-alarm probabilities are stated next to each test; every
 tolerance-based check is paired with a mutant that must fail it. All seeds are fixed.
@@ -610,7 +610,7 @@ def test_rank_average_matches_scipy(ties):
     """The numpy average ranks used by the bulk ESS equal scipy.stats.rankdata(method="average")."""
     from scipy.stats import rankdata
 
-    from bench.metrics import rank_average
+    from bench.metrics.ess import rank_average
 
     rng = np.random.default_rng(7)
     x = rng.normal(size=(501, 4))
