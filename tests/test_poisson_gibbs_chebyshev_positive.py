@@ -79,11 +79,18 @@ def test_step_from_a_point_where_the_old_interpolant_is_negative():
     m = prob.model
     tables = CG.continuous_tables(m, 2 * prob.meta["L"], prob.meta["L"])
     st = CG.continuous_gibbs_init(m, np.array([xs, 1.0]), *tables, deg)
-    rng = np.random.default_rng(0)
-    n, acc = 400, 0
-    for _ in range(n):
-        st[0][:] = (xs, 1.0)
-        acc += bool(CG.continuous_gibbs_step(m, *st, 0, rng, CG.GIBBS_ITS, deg, deg, 0.0, 1, 0)[0])
-    p = stats.binomtest(acc, n, a).pvalue
-    assert p > 1e-4, (acc, n, a, p)
-    assert stats.binomtest(n, n, a).pvalue < 1e-4  # the old kernel's 400 / 400 would fail
+
+    def accepts(mutant: int, n: int = 400) -> int:
+        rng = np.random.default_rng(0)
+        acc = 0
+        for _ in range(n):
+            st[0][:] = (xs, 1.0)
+            acc += bool(CG.continuous_gibbs_step(m, *st, 0, rng, CG.GIBBS_ITS, deg, deg, 0.0, 1, mutant)[0])
+        return acc
+
+    acc = accepts(CG.MUT_NONE)
+    p = stats.binomtest(acc, 400, a).pvalue
+    assert p > 1e-4, (acc, a, p)
+    # the grid-guarded kernel that accepted whenever f~(x_i) <= 0 (mutant): 400 / 400, rejected
+    acc_old = accepts(CG.MUT_GRID_GUARD)
+    assert acc_old == 400 and stats.binomtest(acc_old, 400, a).pvalue < 1e-4

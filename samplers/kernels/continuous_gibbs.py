@@ -42,6 +42,7 @@ from samplers.chebyshev import (
     cheb_integral,
     cheb_invert_cdf,
     cheb_nodes,
+    guard_positive,
 )
 from samplers.poisson_minibatch import draw_candidates, keep
 from samplers.targets import tall
@@ -63,7 +64,9 @@ METHOD_IDS = {
     "gibbs_rejection": GIBBS_REJ,
     "pg_rejection": PG_REJ,
 }
-MUT_NONE, MUT_NO_CORRECTION = 0, 1
+MUT_NONE, MUT_NO_CORRECTION, MUT_GRID_GUARD = 0, 1, 2
+# MUT_GRID_GUARD: the proposal only raised to be positive on a uniform t-grid (it can dip below 0 between
+# grid points) and a move accepted whenever f~(x_i) <= 0, the kernel before the certified proposal
 POSITIVE_GRID_PER_DEGREE = 8  # theta-grid intervals per polynomial degree in certify_positive
 POSITIVE_FLOOR = 1e-6  # the proposal is raised to >= this fraction of its grid maximum
 
@@ -315,7 +318,9 @@ def continuous_gibbs_step(
         cheb_coeffs(vals, deg_k, c2)
         nf = deg_k + 1
     n_en = deg_m + 3
-    if not certify_positive(c2, nf, POSITIVE_GRID_PER_DEGREE, POSITIVE_FLOOR) > 0.0:
+    if mutant == MUT_GRID_GUARD:
+        guard_positive(c2, nf, 8 * nf + 1, POSITIVE_FLOOR)
+    elif not certify_positive(c2, nf, POSITIVE_GRID_PER_DEGREE, POSITIVE_FLOOR) > 0.0:
         # no certified positive proposal (non-finite energies): stay (a valid, symmetric move)
         return False, ne, B, deg_m + 1, per, buf
     cheb_integral(c2, nf, G)
@@ -329,6 +334,9 @@ def continuous_gibbs_step(
         return True, ne, B, n_en, per, buf
     fv = cheb_eval(c2, nf, v, a, b)
     fx = cheb_eval(c2, nf, xi, a, b)
+    if mutant == MUT_GRID_GUARD and fv > 0.0 and fx <= 0.0:
+        x[i] = v
+        return True, ne, B, n_en, per, buf
     if fv <= 0.0 or fx <= 0.0:
         # q(x_i) <= 0 makes the MH ratio <= 0: reject (certify_positive rules both out; kept as a guard)
         return False, ne, B, n_en, per, buf
