@@ -21,7 +21,7 @@ _spec.loader.exec_module(CS)
 ROWS = [
     {
         "claim_id": "exact_mh.tg.minibatch_beats_full.r0.25",
-        "paper": "seed 001 (Yuan & Wang) Table 4",
+        "paper": "Yuan & Wang 2024 Table 4",
         "statement": "truncated Gaussian at acceptance 0.25: every minibatch method beats every full batch",
         "evidence": "results/exact_mh_tg_ess.csv",
         "measured": "worst minibatch PoissonMH 72 vs best full batch Barker 55 (x1.30)",
@@ -36,7 +36,7 @@ ROWS = [
     },
     {
         "claim_id": "exact_mh.rlr_50d.minibatch_beats_full.r0.55",
-        "paper": "seed 001 (Yuan & Wang) Table 7",
+        "paper": "Yuan & Wang 2024 Table 7",
         "statement": "rlr_50d at acceptance 0.55: every exact minibatch method beats every full batch",
         "evidence": "results/exact_mh_rlr_50d_ess.csv",
         "measured": "worst minibatch PoissonMH 24.5 vs best full batch MALA 24.8 (x0.99)",
@@ -51,7 +51,7 @@ ROWS = [
     },
     {
         "claim_id": "exact_mh.rlr_10d_n2e5.minibatch_beats_full_authors_both.r0.25",
-        "paper": "seed 001 (Yuan & Wang) Table 6",
+        "paper": "Yuan & Wang 2024 Table 6",
         "statement": "rlr_10d_n2e5 at acceptance 0.25: both sides as the authors' code",
         "evidence": "results/exact_mh_rlr_10d_n2e5_ess.csv (no PoissonMH (authors' counts) at 0.25)",
         "measured": "not run",
@@ -61,7 +61,7 @@ ROWS = [
     },
     {
         "claim_id": "exact_mh.tuna_sgld_faster",
-        "paper": "seed 001 (Yuan & Wang) §5.3, Figs. 2, 13",
+        "paper": "Yuan & Wang 2024 §5.3, Figs. 2, 13",
         "statement": "Tuna-SGLD reaches the accuracy level sooner than TunaMH",
         "evidence": "results/exact_mh_mnist_claims.csv",
         "measured": "7/8 (data set, step) settings at 0.95 x the best final accuracy",
@@ -188,12 +188,12 @@ def test_counts_paper_artifact_and_short_claims():
     assert CS.claim_text(ROWS[4]) == ROWS[4]["statement"]
     claims = pd.DataFrame(ROWS).fillna("")
     assert CS.counts(claims) == {"holds": 3, "fails": 1, "tie": 1, "not_run": 2}
-    assert CS.paper_and_artifact("seed 001 (Yuan & Wang) Table 1/4") == ("Yuan & Wang 2024", "Table 1/4")
-    assert CS.paper_and_artifact("seed 001 (Yuan & Wang) Tables 2 / 5") == (
+    assert CS.paper_and_artifact("Yuan & Wang 2024 Table 1/4") == ("Yuan & Wang 2024", "Table 1/4")
+    assert CS.paper_and_artifact("Yuan & Wang 2024 Tables 2 / 5") == (
         "Yuan & Wang 2024",
         "Tables 2 / 5",
     )
-    assert CS.paper_and_artifact("seed 001 (Yuan & Wang) §5.3, Figs. 2, 13") == (
+    assert CS.paper_and_artifact("Yuan & Wang 2024 §5.3, Figs. 2, 13") == (
         "Yuan & Wang 2024",
         "§5.3, Figs. 2, 13",
     )

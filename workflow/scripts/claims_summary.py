@@ -26,8 +26,6 @@ from pathlib import Path
 
 import pandas as pd
 
-# paper-column forms that do not carry the year (author-year keys: docs/references.md)
-PAPER_ALIASES = {"seed 001 (Yuan & Wang)": "Yuan & Wang 2024"}
 ARTIFACT_RE = re.compile(
     r"((?:Tables?|Figs?\.|Figures?|Alg\.|App\.|§)\s*[0-9A-Z][0-9A-Za-z.]*"
     r"(?:\s*(?:/|,|and)\s*(?:(?:Tables?|Figs?\.)\s*)?[0-9][0-9A-Za-z.]*)*)"
@@ -113,9 +111,6 @@ def paper_and_artifact(paper: str, statement: str = "", evidence: str = "") -> t
     """("Yuan & Wang 2024", "Table 1/4") from a claims row's ``paper`` (artifact: the first Table / Fig. /
     § / Alg. / App. reference in ``paper``, else in ``statement``, else in ``evidence``; "-" if none)."""
     p = _txt(paper)
-    for alias, key in PAPER_ALIASES.items():
-        if p.startswith(alias):
-            p = key + p[len(alias) :]
     m = re.match(r"^(.*?\b(?:19|20)\d\d)\b(.*)$", p)
     who, rest = (m.group(1).strip(), m.group(2)) if m else (p, "")
     for src in (rest, _txt(statement), _txt(evidence)):
