@@ -16,7 +16,6 @@ import samplers  # noqa: F401  (sets the Numba cache dir)
 from bench import cells as C
 from bench.experiments import get_experiment
 from bench.experiments.exact_mh import common as EC
-from bench.experiments.exact_mh import paper_values as PV
 from bench.experiments.exact_mh import truncated_gaussian as TGE
 from bench.experiments.exact_mh import verdicts as V
 
@@ -127,37 +126,9 @@ def test_both_sides_authors_claim_compares_dense_with_recompute_rows_only() -> N
         V.sides(MEDS, "dense")
 
 
-def _cells(meds: dict[str, float], runs: int = 2) -> pd.DataFrame:
-    """Cell rows at acceptance 0.4: each method at ESS/s ``meds[m]`` on every coordinate, runs 0..runs-1."""
-    from test_exact_mh_report import _cells as cells_of_spec  # one record builder for the report tests
-
-    return cells_of_spec({m: dict.fromkeys(range(runs), v) for m, v in meds.items()})
-
-
-def test_report_has_the_both_sides_claim_per_run_and_flips_on_a_mutant() -> None:
-    """ess_claims writes the both-sides claim where +dense and +recompute rows exist, with per-run
-    verdicts; runs without dense rows are not listed; a mutant dense row fails it."""
-    for meds, held in ((MEDS, True), ({**MEDS, "poisson_barker+dense": 0.7}, False)):
-        df = _cells(meds)
-        df = pd.concat(
-            [df, _cells({m: v for m, v in meds.items() if "+dense" not in m}, 3).query("run == 2")]
-        )
-        cl = {c["claim"]: c for c in V.ess_claims(df, "ess_s", "authors", PV.P_TG, "TG Table 4")}
-        c = cl[V.AUTHORS_CLAIM["authors_both"]]
-        assert c["held"] is held and c["runs_held"] == (f"{2 if held else 0}/2")
-        assert "run2" not in c["per_run"]
-        assert cl[V.AUTHORS_CLAIM["authors"]]["held"] is True
-    cl = {c["claim"] for c in V.ess_claims(_cells(MEDS), "ess_s", "authors", PV.P_TG, "TG Table 4")}
-    no_dense = _cells({m: v for m, v in MEDS.items() if "+dense" not in m})
-    assert V.AUTHORS_CLAIM["authors_both"] in cl
-    assert V.AUTHORS_CLAIM["authors_both"] not in {
-        c["claim"] for c in V.ess_claims(no_dense, "ess_s", "authors", PV.P_TG, "TG")
-    }
-
-
 def test_verify_rows_of_the_both_sides_claim(tmp_path, monkeypatch) -> None:
     """verify: exact_mh.minibatch_beats_full_authors_both (TG) and exact_mh.<variant>.
-    minibatch_beats_full_authors_both.r<rate> (RLR) decided by the report's verdict; 'not run' without
+    minibatch_beats_full_authors_both.r<rate> (RLR) decided by the verdicts' rule; 'not run' without
     the dense rows; a mutant flips them."""
     from verify.families import exact_mh as VF
 

@@ -263,8 +263,7 @@ def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
     """exact_mh_<v>_ess_best (Yuan & Wang 2024 Table 2): each method's Best by the paper's rule (per-column
     max of (min, med, max) over its rates) with the rate of its largest median (ties: the lowest), beside the
     paper's Best by the same rule (HMC only on the paper's leapfrog row; the recompute row gets its cached
-    row's); tg_summarize and the markdown report use the same function."""
-    from bench.experiments.exact_mh import report as R
+    row's); tg_summarize uses the same function."""
 
     v = "rlr_10d_n1e5"
     trips = {
@@ -292,19 +291,13 @@ def test_rlr_best_rate_table_per_method_with_the_papers_best_rate() -> None:
     assert best.loc["hmc10", "paper_value"] == "(.9,.9,1.0)" and best.loc["hmc2", "paper_value"] == "-"
     assert (best["rates"] == 3).all()
     assert f"exact_mh_{v}_ess" in out.figures  # the ESS/s figure of both tables, as for the TG
-    # the truncated Gaussian's Table 1 and the markdown report: the same rule
+    # the truncated Gaussian's Table 1: the same rule
     df = _rlr_cells(v, trips).assign(mse_t=[[0.1]] * 18, mse_mean=[[1.0]] * 18, mse_var=[[1.0]] * 18)
     tg = _Out()
     TGE.tg_summarize(df.assign(ks_min=0.0, ks_med=0.0, ks_max=0.0), {}, tg)
     tg_best = tg.tables["exact_mh_tg_ess_best"].set_index("method")
     assert tg_best["best_rate"].to_dict() == ours
     assert {m: tuple(tg_best.loc[m, c] for c in EC.BEST_COLS) for m in tg_best.index} == colmax
-    md = R.best_rate_markdown(
-        R.ess_summary(df.assign(wall_cpu=float("nan")), "ess_s", RLRE.rlr_paper(v)), RLRE.rlr_paper(v)
-    )
-    assert "| Poisson-MALA | 0.55 | (200.0, 400.0, 900.0) | 0.55 | (489.3,491.8,496.5) |" in md
-    assert "| MALA | 0.4 | (3, 6, 12) | 0.55 | (5.0,5.1,5.2) |" in md
-    assert "| MH | 0.25 | (1.8, 3, 6) | 0.25 | (2.0,2.1,2.1) |" in md
 
 
 def _s16_settings() -> tuple:

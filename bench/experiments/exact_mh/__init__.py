@@ -10,8 +10,7 @@ Evaluating the Target: an Auxiliary Variable Approach", §5 and App. G.
 * :mod:`.exchange` ``exact_mh_exchange``: the exchange algorithm (Alg. 4) vs the exact posterior.
 
 :mod:`.paper_values` holds the paper's tables and the authors' step sizes, :mod:`.common` what the
-experiments share, :mod:`.verdicts` the claims decided on replicated runs and :mod:`.report` the markdown
-report of those runs (``python -m bench.experiments.exact_mh.report``).
+experiments share, :mod:`.verdicts` the claims decided on replicated runs (with their intervals).
 """
 
 from __future__ import annotations
