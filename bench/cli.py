@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,14 +46,69 @@ def _parse_value(text: str):
         return text
 
 
+OUT_SUFFIXES = (".npz", ".json")
+
+
+def check_destination(text: str) -> Path:
+    """The ``--out`` path, checked before anything runs: a ``.npz`` / ``.json`` name that is not a
+    directory, whose nearest existing ancestor is a directory in which a file can be created (a
+    temporary probe file, removed at once: this catches a read-only file system or a parent that is a
+    file). ValueError naming the path as given."""
+    out = Path(text)
+    if out.suffix not in OUT_SUFFIXES:
+        raise ValueError(f"--out {text}: must end in .npz or .json")
+    if out.is_dir():
+        raise ValueError(f"--out {text}: is a directory")
+    anc = out.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise ValueError(f"--out {text}: cannot be written, {anc} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mcmc-bench-probe.", dir=anc)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ValueError(f"--out {text}: cannot be written ({e.strerror or e} in {anc})") from None
+    return out
+
+
+def _count(text: str) -> int:
+    """A count given as an integer or in integer-valued float notation (``1e6``); its range is checked
+    where it is used (``--iters 0`` is an error naming n_iter)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not (math.isfinite(v) and v == int(v) and abs(v) < 2**63):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(v)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("mcmc-bench: interrupted, nothing written", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     from samplers import registry
+    from samplers.run import check_result_size
     from samplers.tuning import tune_step
 
+    out = check_destination(args.out) if args.out else None
     spec = registry.get_method(args.method)
     tspec = registry.get_target(args.target)
     hyper = dict(_parse_kv(args.param))
     tparams = dict(_parse_kv(args.target_param))
+    if args.iters < args.thin:
+        raise ValueError(f"--iters ({args.iters}) must be >= --thin ({args.thin})")
     data = None
     if tspec.data is not None:
         from bench.data_registry import load_named  # dataset names -> loaders
@@ -59,6 +117,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     root = np.random.SeedSequence(args.seed)
     data_ss, tune_ss, chain_ss = root.spawn(3)
     problem = registry.build_problem(args.target, data_ss, scale=args.scale, data=data, **tparams)
+    check_result_size(args.iters, args.thin, problem.dim)  # before the pilot runs too
     if args.accept_target is not None:
         if spec.step_param is None:
             raise ValueError(f"method {args.method!r} has no step size to tune")
@@ -98,20 +157,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res.config_hash = config_hash(cfg)
     res.seed = f"{args.seed}:{res.seed}"
     row = res.summary()
-    if args.out:
-        out = Path(args.out)
-        if out.suffix == ".npz":
-            res.save(out)
-        elif out.suffix == ".json":
-            rec = {
-                **row,
-                "samples": res.samples.tolist(),
-                "accepted": res.accepted.tolist(),
-                "n_evals": res.n_evals.tolist(),
-            }
-            atomic_write_text(out, json.dumps(rec, default=float))
-        else:
-            raise ValueError("--out must end in .npz or .json")
+    if out is not None:
+        try:
+            if out.suffix == ".npz":
+                res.save(out)
+            else:
+                rec = {
+                    **row,
+                    "samples": res.samples.tolist(),
+                    "accepted": res.accepted.tolist(),
+                    "n_evals": res.n_evals.tolist(),
+                }
+                atomic_write_text(out, json.dumps(rec, default=float))
+        except OSError as e:
+            raise ValueError(f"--out {args.out}: writing failed ({e.strerror or e})") from None
     print(json.dumps(row, default=float, indent=1))
     return 0
 
@@ -132,8 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one method on one target")
     r.add_argument("--method", required=True)
     r.add_argument("--target", required=True)
-    r.add_argument("--iters", type=int, default=10_000)
-    r.add_argument("--thin", type=int, default=1)
+    r.add_argument("--iters", type=_count, default=10_000, help="iterations (an integer; 1e6 notation too)")
+    r.add_argument("--thin", type=_count, default=1, help="store every thin-th draw")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--scale", choices=("paper", "smoke"), default="smoke")
     r.add_argument(

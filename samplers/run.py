@@ -1,13 +1,17 @@
 """Generic driver: validate, compile (timed apart), run the compiled chain in chunks, time it.
 
 Every method's Python wrapper calls :func:`drive` with its njit ``init`` and ``sample`` functions.
-Chunking only serves the progress bar: the state is explicit and carried between chunks, so the
-result is bit-identical to one long call with the same seed.
+Chunking serves the progress bar and Ctrl-C (chunks of at most ~``CHUNK_SECONDS``): the state is explicit
+and carried between chunks, so the result is bit-identical to one long call with the same seed. A result
+that would not fit in memory is refused before anything runs (:func:`check_result_size`).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -113,6 +117,135 @@ def check_state(problem: Problem, x0: np.ndarray | None, rng: np.random.Generato
     return x
 
 
+CHUNK_SECONDS = 0.25  # target wall time of a chunk: progress updates and Ctrl-C take effect within ~1 s
+FIRST_CHUNK = 2000  # the first chunk's iterations at most, before the chain's rate is measured
+# bytes a result row costs beyond its stored draw: accepted (1), n_evals (8), one 8-byte extra trace
+ROW_BYTES = 17
+MEMORY_FRACTION = 0.9  # of the memory available when the run starts
+
+
+class ResultTooLarge(ValueError):
+    """The run's result arrays would not fit in the memory available (raised before sampling)."""
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else the free physical
+    pages), None if unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def result_bytes(n_iter: int, thin: int, dim: int) -> int:
+    """Estimated size of a run's result arrays: ``n_iter // thin`` stored draws of ``dim`` 8-byte values
+    and ``ROW_BYTES`` per iteration (acceptance flag, batch size, one extra trace)."""
+    return (n_iter // thin) * dim * 8 + n_iter * ROW_BYTES
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB" if n >= 1e8 else f"{n / 1e6:.3g} MB"
+
+
+def check_result_size(n_iter: int, thin: int, dim: int, available: int | None = None) -> None:
+    """:class:`ResultTooLarge` (a ValueError naming the size and the way out) if the result of ``n_iter``
+    iterations thinned by ``thin`` at dimension ``dim`` (:func:`result_bytes`) exceeds
+    ``MEMORY_FRACTION`` of the available memory. O(1), before anything is compiled or sampled."""
+    need = result_bytes(n_iter, thin, dim)
+    have = available_memory() if available is None else available
+    if have is None or need <= MEMORY_FRACTION * have:
+        return
+    cap = MEMORY_FRACTION * have
+    fit = int(cap / (dim * 8 / thin + ROW_BYTES)) // thin * thin  # iterations that fit at this thin
+    per_iter = n_iter * ROW_BYTES  # the per-iteration traces are not thinned
+    way = f"run fewer iterations (at most ~{fit} at thin = {thin})"
+    if per_iter >= cap:
+        way += f"; --thin cannot help: the per-iteration traces alone need ~{_gb(per_iter)}"
+    else:
+        need_thin = max(thin + 1, math.ceil(n_iter * dim * 8 / (cap - per_iter)))
+        way = f"store fewer draws (--thin / thin= {need_thin} or more) or " + way
+    raise ResultTooLarge(
+        f"the result of n_iter = {n_iter} iterations (thin = {thin}, d = {dim}) needs ~{_gb(need)} of memory "
+        f"({n_iter // thin} stored draws of {dim} values + {ROW_BYTES} bytes per iteration), more than the "
+        f"{_gb(have)} available: {way}"
+    )
+
+
+class _SigintGuard:
+    """While active (main thread only, and only if SIGINT has Python's default handler), Ctrl-C sets a
+    flag instead of raising inside the compiled loop (where it surfaces as a ``SystemError`` of the
+    dispatcher); :meth:`check` raises ``KeyboardInterrupt`` between chunks."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self.prev = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self.prev = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum, frame) -> None:
+        self.hit = True
+
+    def check(self) -> None:
+        if self.hit:
+            self.hit = False
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc) -> None:
+        if self.prev is not None:
+            signal.signal(signal.SIGINT, self.prev)
+        if exc[0] is None:
+            self.check()
+
+
+def next_chunk(done: int, n_iter: int, thin: int, base: int, rate: float | None) -> int:
+    """Iterations of the next chunk: ``base`` (``n_iter / n_chunks`` rounded up to whole ``thin``), the first
+    at most ``FIRST_CHUNK`` and the later ones at most ``CHUNK_SECONDS`` at the measured ``rate`` (seconds per
+    iteration), always a multiple of ``thin`` (so a chain run in chunks equals one long run) and >= thin."""
+    n = base
+    if rate is None:
+        n = min(n, max(thin, -(-FIRST_CHUNK // thin) * thin))
+    elif rate > 0:
+        n = min(n, max(thin, int(CHUNK_SECONDS / rate) // thin * thin))
+    return min(n, n_iter - done)
+
+
+class _ChunkSink:
+    """The chunks' outputs written into result arrays allocated once, at the first chunk (a per-iteration
+    output of ``n_iter`` rows, a per-draw one of ``n_iter // thin``), so a run needs its result's memory
+    and one chunk's, not twice the result's; an output of any other length is concatenated."""
+
+    def __init__(self, n_iter: int, thin: int) -> None:
+        self.n_iter, self.thin = n_iter, thin
+        self.out: list[np.ndarray | list[np.ndarray]] = []
+        self.step: list[int] = []
+
+    def add(self, parts: tuple, done: int, n: int) -> None:
+        if not self.out:
+            for a in parts:
+                per = 1 if a.shape[0] == n else self.thin if a.shape[0] == n // self.thin else 0
+                self.step.append(per)
+                self.out.append(np.empty((self.n_iter // per,) + a.shape[1:], a.dtype) if per else [])
+        for a, per, dst in zip(parts, self.step, self.out, strict=True):
+            if per:
+                dst[done // per : done // per + a.shape[0]] = a
+            else:
+                dst.append(a)
+
+    def arrays(self) -> list[np.ndarray]:
+        return [o if isinstance(o, np.ndarray) else np.concatenate(o) for o in self.out]
+
+
 def drive(
     method: str,
     problem: Problem,
@@ -129,46 +262,64 @@ def drive(
     hyper: dict[str, Any] | None = None,
     n_chunks: int = 50,
     finalize: Callable[[tuple, ChainResult], None] | None = None,
+    setup_check: Callable[[Any, np.ndarray], None] | None = None,
 ) -> ChainResult:
     """Run ``sample_fn(model, *state, n, *sample_args, rng, thin)`` for ``n_iter`` iterations.
 
     ``init_fn(model, x0, *init_args)`` must return the state tuple (arrays mutated in place by
     ``sample_fn``). ``sample_fn`` returns ``(samples, accepted, n_evals)`` or a longer tuple whose
-    extra per-iteration arrays are concatenated into ``result.extra["trace_k"]``.
+    extra per-iteration arrays are concatenated into ``result.extra["trace_k"]``. ``setup_check(model,
+    x)`` (optional) validates the initial state ``x`` before anything is compiled or sampled (e.g. a
+    bound at every datum, O(N)).
+
+    Before compiling: the result's size is checked against the available memory
+    (:func:`check_result_size`). The chain runs in ``n_chunks`` chunks, each at most ~``CHUNK_SECONDS``
+    long; Ctrl-C takes effect at the end of a chunk as a ``KeyboardInterrupt`` (:class:`_SigintGuard`).
     """
     check_positive("n_iter", n_iter, integer=True)
     check_positive("thin", thin, integer=True)
+    check_positive("n_chunks", n_chunks, integer=True)
+    n_iter, thin = int(n_iter), int(thin)
     if hyper and "step" in hyper:  # every method's proposal scale, whatever its wrapper checked
         check_step("step", hyper["step"])
     if n_iter < thin:
         raise ValueError(f"n_iter ({n_iter}) must be >= thin ({thin})")
+    check_result_size(n_iter, thin, problem.dim)
     rng, seed_str = as_generator(seed)
     x = check_state(problem, x0, rng)
     model = problem.model
-    # --- compile (or load from cache) on a throwaway state and RNG; timed apart from sampling
-    key = (id(sample_fn), type(model).__name__)
-    t0 = time.perf_counter()
-    if key not in _COMPILED:
-        wstate = init_fn(model, x.copy(), *init_args)
-        sample_fn(model, *wstate, thin, *sample_args, np.random.default_rng(0), thin)
-        _COMPILED.add(key)
-    compile_s = time.perf_counter() - t0
-    # --- sample
-    state = init_fn(model, x, *init_args)
-    chunk = max(thin, int(math.ceil(n_iter / n_chunks / thin)) * thin)
-    parts: list[tuple] = []
-    done = 0
-    elapsed = 0.0
-    while done < n_iter:
-        n = min(chunk, n_iter - done)
-        t1 = time.perf_counter()
-        out = sample_fn(model, *state, n, *sample_args, rng, thin)
-        elapsed += time.perf_counter() - t1
-        parts.append(out)
-        done += n
-        if progress is not None:
-            progress(n)
-    cat = [np.concatenate([p[k] for p in parts]) for k in range(len(parts[0]))]
+    if setup_check is not None:
+        setup_check(model, x)
+    with _SigintGuard() as guard:
+        # --- compile (or load from cache) on a throwaway state and RNG; timed apart from sampling
+        key = (id(sample_fn), type(model).__name__)
+        t0 = time.perf_counter()
+        if key not in _COMPILED:
+            wstate = init_fn(model, x.copy(), *init_args)
+            sample_fn(model, *wstate, thin, *sample_args, np.random.default_rng(0), thin)
+            _COMPILED.add(key)
+        compile_s = time.perf_counter() - t0
+        guard.check()
+        # --- sample, in chunks written into the result arrays (allocated once, after the first chunk)
+        state = init_fn(model, x, *init_args)
+        base = max(thin, int(math.ceil(n_iter / n_chunks / thin)) * thin)
+        sink = _ChunkSink(n_iter, thin)
+        done = 0
+        elapsed = 0.0
+        rate = None
+        while done < n_iter:
+            n = next_chunk(done, n_iter, thin, base, rate)
+            t1 = time.perf_counter()
+            out = sample_fn(model, *state, n, *sample_args, rng, thin)
+            dt = time.perf_counter() - t1
+            elapsed += dt
+            rate = dt / n
+            sink.add(out, done, n)
+            done += n
+            guard.check()
+            if progress is not None:
+                progress(n)
+    cat = sink.arrays()
     samples, accepted, n_evals = cat[:3]
     if samples.dtype.kind == "f" and not np.all(np.isfinite(samples)):
         raise FloatingPointError(f"{method}: chain produced NaN/inf states")
