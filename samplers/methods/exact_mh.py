@@ -7,7 +7,8 @@ proposal scale sigma of :mod:`samplers.proposals` (Yuan & Wang's (2024) MALA ``h
 Each wrapper validates its inputs with ValueError, builds the candidate rows with their alias table once
 (:func:`candidate_rows`, outside the timed loop), runs the compiled chain through
 :func:`samplers.run.drive`, and raises ValueError if the kernel
-reported a violated bound (phi_i outside [0, M_i], or the TunaMH Lipschitz bound).
+reported a violated bound (phi_i outside [0, M_i], or the TunaMH Lipschitz bound); the PoissonMH bound is
+checked for every datum at the initial state before sampling (:func:`check_bounds_at`).
 """
 
 from __future__ import annotations
@@ -99,6 +100,21 @@ def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, 
     return lam, L, candidate_rows(model, model.M)
 
 
+def check_bounds_at(model: tall.TallData, theta: np.ndarray) -> None:
+    """ValueError naming the first datum (and the count) whose ``phi_i(theta)`` lies outside ``[0, M_i]``:
+    the PoissonMH family's setup check at the initial state, for every datum (O(N p), outside the timed
+    loop; the loop itself checks only the data it draws)."""
+    first, count = PM.bound_violations(model, np.ascontiguousarray(theta, dtype=np.float64))
+    if first >= 0:
+        ph = float(tall.phi_i(model, first, np.ascontiguousarray(theta, dtype=np.float64)))
+        more = f" ({count} data in all)" if count > 1 else ""
+        raise ValueError(
+            f"PoissonMH bound violated at the initial state: phi_i(theta0) = {ph:.6g} outside [0, M_i] = "
+            f"[0, {float(model.M[first]):.6g}] for datum {first}{more}; the bounds (shift_i, M_i) must hold "
+            "for every datum on the whole support"
+        )
+
+
 def tuna_setup(model: tall.TallData, chi: float) -> tuple[float, np.ndarray]:
     """``(C, rows)`` for the TunaMH family (rows: x_i, c_i and the alias table on c); ValueError
     without Lipschitz constants."""
@@ -171,6 +187,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
                 "counts": counts,
             },
             finalize=_finalize({"lam": lam, "L": L, "EB_theory": lam + L}),
+            setup_check=check_bounds_at,
         )
 
     run.__name__ = f"run_{method}"
