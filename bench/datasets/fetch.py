@@ -226,12 +226,26 @@ def verify_file(
     path: str | os.PathLike,
     hashes: dict | None = None,
     check_layout: bool = True,
+    source: str | os.PathLike | None = None,
+    fix: str = "",
 ) -> dict:
     """Check ``path`` against ``remote``'s checksum (and layout); return its hashes.
 
-    Raises ValueError naming the file with the expected and actual hash (or size) on mismatch.
+    Raises ValueError naming the file with the expected and actual hash (or size) on mismatch. ``source``
+    is the file (or URL) the message names instead of ``path`` when ``path`` is a temporary copy of it,
+    ``fix`` the remedy appended to the message.
     """
     path = Path(path)
+    try:
+        return _verify(remote, path, hashes, check_layout)
+    except ValueError as e:
+        if source is None and not fix:
+            raise
+        msg = str(e).replace(str(path), str(source)) if source is not None else str(e)
+        raise ValueError(msg + (f"; {fix}" if fix else "")) from None
+
+
+def _verify(remote: RemoteFile, path: Path, hashes: dict | None, check_layout: bool) -> dict:
     h = hashes if hashes is not None else file_hashes(path)
     if remote.size is not None and h["size"] != remote.size:
         raise ValueError(
@@ -266,12 +280,18 @@ def _make_readable(path: str | os.PathLike) -> None:
 
 
 def _copy_verified(remote: RemoteFile, src: Path, target: Path) -> dict:
-    """Copy ``src`` to a temp file next to ``target``, verify, then os.replace."""
+    """Copy ``src`` to a temp file next to ``target``, verify, then os.replace. A mismatch names the mirror
+    file ``src`` (the one to replace), not the temporary copy."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
             shutil.copyfileobj(inp, out, _CHUNK)
-        h = verify_file(remote, tmp)
+        h = verify_file(
+            remote,
+            tmp,
+            source=src,
+            fix=f"the mirror copy is corrupt or truncated: replace {src} (e.g. from {remote.url})",
+        )
         _make_readable(tmp)
         os.replace(tmp, target)
         return h
@@ -297,7 +317,7 @@ def _download_verified(remote: RemoteFile, url: str, target: Path, timeout: floa
             raise DataUnavailable(
                 f"{remote.name}: download of {url} failed ({type(exc).__name__}: {exc})"
             ) from exc
-        h = verify_file(remote, got)
+        h = verify_file(remote, got, source=url, fix="the download is corrupt or truncated: try again")
         _make_readable(got)
         os.replace(got, target)
         return h
@@ -341,7 +361,8 @@ def fetch_remote(
         h = file_hashes(target)
         side = target.with_name(target.name + ".sha256")
         known = side.is_file() and side.read_text().split()[:1] == [h["sha256"]]
-        verify_file(remote, target, h, check_layout=not known)  # layout checked once
+        # layout checked once
+        verify_file(remote, target, h, check_layout=not known, fix=f"delete {target} to fetch it again")
         if not known:
             _record_sha256(remote, target, h)
         return target
@@ -374,7 +395,12 @@ def _acquire(
             h = _copy_verified(remote, src, target)
             _record_sha256(remote, target, h)
             return target
-        tried.append(f"not in mirror {mroot}")
+        if not mroot.exists():
+            tried.append(f"the mirror directory {mroot} does not exist")
+        elif not mroot.is_dir():
+            tried.append(f"the mirror {mroot} is not a directory")
+        else:
+            tried.append(f"not in mirror {mroot} (no {src})")
     if offline is None:
         offline = os.environ.get(ENV_OFFLINE, "").strip() not in ("", "0")
     if offline:
