@@ -11,6 +11,7 @@
 
 import os
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -20,8 +21,18 @@ min_version("9.0")
 # full.yaml and smoke.yaml is complete; rebuild.yaml goes on top of one), so full.yaml does not inherit
 # default.yaml's replicate cuts. Relative to this file, so `snakemake -d <other dir>` works too.
 if not workflow.overwrite_configfiles:
+    _default_config = os.path.join(workflow.basedir, "config", "default.yaml")
+    try:
 
-    configfile: os.path.join(workflow.basedir, "config", "default.yaml")
+        configfile: _default_config
+
+    except WorkflowError:  # Snakemake's message names neither the file nor the line: say both
+        from bench.cli_workflow import config_syntax_error
+
+        _why = os.path.isfile(_default_config) and config_syntax_error(_default_config)
+        if not _why:
+            raise
+        raise WorkflowError(_why) from None
 
 
 include: "workflow/rules/common.smk"

@@ -28,8 +28,37 @@ from bench.outputs import atomic_write_text
 
 
 # ------------------------------------------------------------------------------ config
+def config_syntax_error(path: str | os.PathLike, text: str | None = None) -> str | None:
+    """One line naming the file, line and column of a syntax error in a YAML / JSON config (``.json``
+    files as JSON), None if it parses. The workflow calls it to explain a config file Snakemake's loader
+    rejected (its message names neither file nor line)."""
+    import yaml
+
+    p = Path(path)
+    text = p.read_text(encoding="utf-8") if text is None else text
+    if p.suffix == ".json":
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as e:
+            return f"{path}, line {e.lineno}, column {e.colno}: not valid JSON: {e.msg}"
+        return None
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = " ".join(str(getattr(e, "problem", None) or e).split())
+        ctx = getattr(e, "context", None)
+        cmark = getattr(e, "context_mark", None)
+        if ctx and cmark is not None and cmark is not mark:
+            what += f" ({' '.join(ctx.split())} at line {cmark.line + 1})"
+        return f"{path}{where}: not valid YAML: {what}"
+    return None
+
+
 def load_config(path: str | None) -> dict[str, Any]:
-    """Read a workflow config (YAML or JSON) and validate it; ``None`` -> empty config."""
+    """Read a workflow config (YAML or JSON) and validate it; ``None`` -> empty config. A syntax error
+    is one line naming the file and the line (:func:`config_syntax_error`)."""
     if path is None:
         return {}
     p = Path(path)
@@ -37,10 +66,11 @@ def load_config(path: str | None) -> dict[str, Any]:
         raise FileNotFoundError(f"config file {path} not found")
     import yaml
 
+    text = p.read_text(encoding="utf-8")
     try:  # JSON as JSON: YAML 1.1 would read a number like 1e-05 (no dot) as a string
-        cfg = (json.loads(p.read_text()) if p.suffix == ".json" else yaml.safe_load(p.read_text())) or {}
-    except (yaml.YAMLError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not valid YAML/JSON ({e})") from None
+        cfg = (json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)) or {}
+    except (yaml.YAMLError, json.JSONDecodeError):
+        raise ValueError(config_syntax_error(path, text)) from None
     from bench.cells import validate_config
 
     validate_config(cfg, str(path))
