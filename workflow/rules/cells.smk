@@ -3,14 +3,15 @@
 
 
 rule compile_kernels:
-    # Warm the shared Numba cache once per method family so `-j N` cells do not all compile the
-    # same kernels (only the methods the selected cells use; see WARM in common.smk).
+    # Warm the shared Numba cache once per warm-up group so `-j N` cells do not all compile the same
+    # kernels (only the methods the selected cells use; see WARM in common.smk).
     output:
         "results/logs/compile_kernels/{family}.json",
     log:
         "logs/compile_kernels/{family}.log",
     params:
         methods=lambda wc: WARM[wc.family],
+        metrics=lambda wc: wc.family == "metrics",
     resources:
         runtime=30,
     script:

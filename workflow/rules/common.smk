@@ -81,18 +81,32 @@ if SOURCE == "store":
             EXPERIMENT_IDS.remove(_e)
 # Kernels to warm before the cells: the "method" of every cell that names a registered one; for a
 # cell that does not, every method of its experiment's family (all methods if no family matches).
-# Grouped by method family so -j N warms families in parallel.
+# Warm-up groups: the methods on continuous spaces (tall-data targets, proposals and the hot loops they
+# share, compiled once in one process) and the others (discrete, lattice, variable selection), run
+# side by side; plus "metrics" (bench.metrics' compiled cores, which every experiment uses). A cell
+# waits only for the groups of its experiment's methods and for "metrics".
 from samplers.registry import METHODS as _METHODS  # noqa: E402
 
-_used = set()
+
+def warm_group(method):
+    return "continuous" if "continuous" in _METHODS[method].spaces else "other"
+
+
+_used = {}
 for _e in EXPERIMENT_IDS if SOURCE == "cells" else ():  # a rebuild from the store runs no cell
     _fam = [m for m, spec in _METHODS.items() if spec.family == get_experiment(_e).family]
+    _ms = set()
     for _p in enumerate_cells(get_experiment(_e), SETTINGS[_e]):
         _m = _p.get("method")
-        _used.update([_m] if _m in _METHODS else (_fam or _METHODS))
+        _ms.update([_m] if _m in _METHODS else (_fam or _METHODS))
+    _used[_e] = _ms
 WARM = {}
-for _m in sorted(_used):
-    WARM.setdefault(_METHODS[_m].family, []).append(_m)
+for _m in sorted(set().union(*_used.values()) if _used else ()):
+    WARM.setdefault(warm_group(_m), []).append(_m)
+if WARM:
+    WARM["metrics"] = []
+# the warm-up jobs each experiment's cells wait for
+EXP_WARM = {e: sorted({warm_group(m) for m in ms} | {"metrics"}) for e, ms in _used.items()}
 
 EXP_DATASETS = {e: list(get_experiment(e).datasets) for e in EXPERIMENT_IDS}
 DATASETS = sorted({d for ds in EXP_DATASETS.values() for d in ds})
@@ -169,7 +183,7 @@ def cell_inputs(wc):
     """A cell needs its experiment's config, warm kernels and its experiment's datasets."""
     return {
         "config": f"results/config/{wc.exp}.cells.json",
-        "kernels": [f"results/logs/compile_kernels/{f}.json" for f in WARM],
+        "kernels": [f"results/logs/compile_kernels/{g}.json" for g in EXP_WARM[wc.exp]],
         "data": [f"data/status/{d}.json" for d in EXP_DATASETS[wc.exp]],
     }
 
