@@ -294,6 +294,7 @@ def potts_table_rows(fac, cur) -> list[dict]:
             return float(g.loc[(g["iteration"] - it).abs().idxmin(), "error"])
 
         e_pg, e_d1, e_d4 = at("pg_1", n4), at("dmin_1_1", n4), at("dmin_1_1e4", n4)
+        e0 = float(c["dmin_1_1"]["error"].iloc[0])
         acc = {
             lab: float(f.loc[lab, "accept_rate"]) if "accept_rate" in f else float("nan")
             for lab in ("dmin_1_1", "dmin_1_1e4")
@@ -318,13 +319,17 @@ def potts_table_rows(fac, cur) -> list[dict]:
             _row(
                 "doublemin_second_batch",
                 "DoubleMIN-Gibbs needs a large second minibatch (lambda2 = 1e4 L^2) to converge; with "
-                "lambda2 = L^2 "
-                "the MH step has huge variance",
-                f"{src}: acceptance rates and marginal error at iteration {n4}; holds if the lambda2 = "
-                "L^2 acceptance "
-                "is < 5% and < 1/3 of the 1e4 L^2 one, and its error at least twice the 1e4 L^2 one",
-                f"accept {acc['dmin_1_1']:.2e} vs {acc['dmin_1_1e4']:.3f}; error {e_d1:.4f} vs {e_d4:.4f}",
-                acc["dmin_1_1"] < 0.05 and acc["dmin_1_1"] < acc["dmin_1_1e4"] / 3 and e_d1 >= 2 * e_d4,
+                "lambda2 = L^2 the MH step has huge variance",
+                f"{src}: acceptance rates; marginal error at the first checkpoint (e0), at the end of the "
+                f"lambda2 = L^2 run ({int(f.loc['dmin_1_1', 'n_iter'])} it.) and at iteration {n4}; holds "
+                "if the lambda2 = L^2 acceptance is < 5% and < 1/3 of the 1e4 L^2 one, its chain ends "
+                f"within 1% of e0, and the 1e4 L^2 chain is below 0.9 e0 by iteration {n4}",
+                f"accept {acc['dmin_1_1']:.2e} vs {acc['dmin_1_1e4']:.3f}; e0 {e0:.4f}; lambda2 = L^2 at the "
+                f"end {fin['dmin_1_1']:.4f}; 1e4 L^2 at {n4}: {e_d4:.4f} (PG {e_pg:.4f})",
+                acc["dmin_1_1"] < 0.05
+                and acc["dmin_1_1"] < acc["dmin_1_1e4"] / 3
+                and fin["dmin_1_1"] >= 0.99 * e0
+                and e_d4 <= 0.9 * e0,
             )
         )
     order = [fin["pg_0.1"], fin["pg_1"], fin["pg_5"]]
