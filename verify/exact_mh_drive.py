@@ -4,6 +4,9 @@ state (for kernel-vs-matrix G-tests and per-draw identities), plus the deliberat
 
 * ``poisson_mh``   MUT_COUNTS_AT_PROPOSAL: counts s drawn at theta' instead of theta;
                    MUT_RATE_OFF_BY_ONE: the ratio uses rates lam M_i/L + phi_i + 1;
+                   MUT_SHALLOW_PIPELINE: the candidate loop ends at the pipeline's prefetch depth (the
+                   candidates the prologue staged), so candidates b >= ``SLOT_AHEAD`` are never evaluated;
+                   seen only when B > SLOT_AHEAD;
 * ``tuna_mh``      MUT_SWAPPED: TunaMH estimator evaluated for the reverse move (phi_i(theta', theta));
 * ``poisson_*``    MUT_NO_HASTINGS: the proposal ratio q_s(theta', theta)/q_s(theta, theta') dropped;
                    MUT_FORWARD_GRAD: the reverse density uses g(theta) instead of g(theta');
@@ -13,26 +16,89 @@ state (for kernel-vs-matrix G-tests and per-draw identities), plus the deliberat
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
+import math
 
+import numpy as np
+from numba import njit, uint64
+
+from samplers.hotloop import log_accumulate, log_flush, packed, pair_dot, pair_quadratic, prefetch_row
 from samplers.kernels.exchange import exchange_step
 from samplers.kernels.poisson_grad import counts_and_grad, poisson_grad_step, ratio_and_grad_at
-from samplers.kernels.poisson_mh import poisson_counts, poisson_mh_step, poisson_ratio_at
+from samplers.kernels.poisson_mh import candidate_term, poisson_counts, poisson_mh_step, poisson_ratio_at
 from samplers.kernels.sgld import uniform_minibatch
 from samplers.kernels.tuna_mh import tuna_log_ratio, tuna_mh_step
 from samplers.kernels.tuna_sgld import drift_map, tuna_sgld_step
+from samplers.poisson_minibatch import (
+    RESOLVE_AHEAD,
+    ROW_A,
+    ROW_PROB,
+    ROW_SHIFT,
+    ROW_Y,
+    SLOT_AHEAD,
+    open_candidates,
+    pipeline_counters,
+    resolve_slot,
+    stage_at,
+)
 from samplers.proposals import log_q_ratio, propose
 from samplers.targets.ising_param import IsingParam, draw_stat
-from samplers.targets.tall import TallData, grad_estimate, log_prior, phi_i
+from samplers.targets.tall import GAUSS, TG, TallData, grad_estimate, log_prior, phi_i
 
 MUT_NONE, MUT_COUNTS_AT_PROPOSAL, MUT_SWAPPED, MUT_NO_HASTINGS, MUT_FORWARD_GRAD = 0, 1, 2, 3, 4
-MUT_AUX_AT_CURRENT, MUT_RATE_OFF_BY_ONE = 5, 6
+MUT_AUX_AT_CURRENT, MUT_RATE_OFF_BY_ONE, MUT_SHALLOW_PIPELINE = 5, 6, 7
 
 
 def _scratch(Lam: float):
     n0 = int(Lam + 10.0 * np.sqrt(Lam + 1.0) + 64.0)
     return np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0)
+
+
+@njit(cache=True)
+def counts_ratio_shallow(t: TallData, theta, theta_p, a_scale: float, rows, Lam: float, rng, buf, err):
+    """MUT_SHALLOW_PIPELINE: :func:`samplers.kernels.poisson_mh.poisson_counts_ratio` with one defect, the
+    candidate loop bounded by the prefetch depth (``range(min(B, SLOT_AHEAD))``: the candidates the
+    prologue staged), so a draw of B > SLOT_AHEAD candidates evaluates only the first SLOT_AHEAD.
+    Returns ``(log_ratio, B)``."""
+    kind = t.kind
+    X = t.X
+    w = t.w
+    beta = t.beta
+    nu = t.nu
+    cy = X.shape[1] + ROW_Y
+    crlr = -beta * 0.5 * (nu + 1.0)
+    pk = packed(kind)
+    n = rows.shape[0]
+    cp = X.shape[1] + ROW_PROB
+    B, buf, fb, st = open_candidates(rows, cp, X, pk, Lam, rng, buf)
+    zs, zc, gam = pipeline_counters(st, B)
+    cm = X.shape[1] + ROW_A
+    cs = X.shape[1] + ROW_SHIFT
+    s = 0.0
+    p = 1.0
+    npf = 0
+    for b in range(min(B, SLOT_AHEAD)):
+        if b + SLOT_AHEAD < B:
+            prefetch_row(rows, stage_at(fb, zs, b + SLOT_AHEAD, n))
+        zs += gam
+        if b + RESOLVE_AHEAD < B:
+            buf[b + RESOLVE_AHEAD] = resolve_slot(rows, cp, fb, b + RESOLVE_AHEAD)
+        i = uint64(buf[b])
+        if kind == TG or kind == GAUSS:
+            l0, l1 = pair_quadratic(rows, w, beta, i, theta, theta_p)
+        else:  # RLR (the mutant is driven on TG and RLR only)
+            r0, r1 = pair_dot(rows, rows[i, cy], i, theta, theta_p)
+            l0 = crlr * math.log1p(r0 * r0 / nu)
+            l1 = crlr * math.log1p(r1 * r1 / nu)
+        sh = rows[i, cs]
+        ok, kept, ratio = candidate_term(zc, a_scale, rows[i, cm], l0 + sh, l1 + sh)
+        zc += gam
+        if not ok:
+            err[0] = 1
+            err[1] = i
+            return np.nan, B
+        if kept:
+            s, p, npf = log_accumulate(s, p, npf, ratio)
+    return log_flush(s, p), B
 
 
 @njit(cache=True)
@@ -96,6 +162,15 @@ def repeat_poisson_mh(
                     i = kept_i[k]
                     log_r += np.log((a * t.M[i] + phi_i(t, i, theta_p) + 1.0) / (kept_r[k] + 1.0))
                 if np.log(rng.random()) < log_r:
+                    theta[:] = theta_p
+        elif mutant == MUT_SHALLOW_PIPELINE:
+            propose(prop, theta, g0, sigma, h, K, rng, theta_p)
+            lp_p = log_prior(t, theta_p)
+            if lp_p > -np.inf:
+                s, B = counts_ratio_shallow(t, theta, theta_p, lam / L, rows, lam + L, rng, buf, err)
+                if B > buf.shape[0]:
+                    buf = np.empty(2 * B, dtype=np.int64)
+                if np.log(rng.random()) < s + lp_p - lp[0]:
                     theta[:] = theta_p
         else:  # MUT_COUNTS_AT_PROPOSAL
             propose(prop, theta, g0, sigma, h, K, rng, theta_p)

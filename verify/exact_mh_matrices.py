@@ -217,10 +217,10 @@ def poisson_grad_matrices(
         for e in disp:
             if not np.any(e):
                 continue
-            lqf = _log_q(kind, e, gx, sigma, lat.h, K)
             y = lat.find(th + e)
-            if y < 0:
+            if y < 0:  # off the lattice / support: rejected, no entry (the row's rest goes to the diagonal)
                 continue
+            lqf = _log_q(kind, e, gx, sigma, lat.h, K)
             Qid[x, y] += float(cg.w @ np.exp(lqf))
             rate_y = a + phi[y]
             gy = pgrad[y][None, :] + cg.S @ (grad[y] / rate_y[:, None])

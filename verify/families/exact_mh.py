@@ -10,7 +10,9 @@ Exact rows (kind "exact"):
 * detailed-balance identity per auxiliary draw for the continuous ``poisson_mala``, ``poisson_barker``,
   ``tuna_sgld`` (both drifts): the kernel's log r equals the independently computed
   ``log[pi(t') P(omega | t') q(t', t)] - log[pi(t) P(omega | t) q(t, t')]`` to 1e-10 relative;
-* KS invariance from exact draws (verify/continuous.py) for all five tall-data kernels.
+* KS invariance from exact draws (verify/continuous.py) for all five tall-data kernels;
+* the hot loops' other branches (verify/exact_mh_branches.py): robust-regression and logistic targets on a
+  tiny ball lattice for all five kernels, and candidate counts beyond the pipeline's prefetch depth.
 Theory rows (kind "theory"): Lemma 1 (Peskun), Prop. 4 / Zhang-De Sa Thm 2, Prop. 5 / Zhang et al. Thm 2,
 Prop. 3 (exchange) against exact spectral gaps over sweeps of lambda, chi and m.
 Claim rows (kind "claim"): verify/exact_mh_claims.py.
@@ -34,6 +36,7 @@ from verify import continuous as CO
 from verify import densities as D
 from verify import empirical as EM
 from verify import enumerate as E
+from verify import exact_mh_branches as BR
 from verify import exact_mh_drive as DR
 from verify import exact_mh_matrices as XMAT
 from verify import markov as MK
@@ -764,6 +767,33 @@ CHECKS = [
         S001,
         "Lemma 1, Prop. 3, Prop. 4, Prop. 5 vs exact spectral gaps",
         _theory,
+        FAM,
+    ),
+    Check(
+        "exact_mh.kvm.rlr_branch",
+        "exact",
+        f"{S001} Alg. 2, 3, 5, 6",
+        "the robust-regression hot-loop branches of all five tall-data kernels vs exact matrices on a tiny "
+        "ball lattice (+ rows-without-y mutant)",
+        BR.run_rlr,
+        FAM,
+    ),
+    Check(
+        "exact_mh.kvm.logistic_branch",
+        "exact",
+        f"{S001} Alg. 2, 3, 5, 6",
+        "the logistic hot-loop branches of all five tall-data kernels vs exact matrices on a tiny ball "
+        "lattice (+ each kernel's mutant)",
+        BR.run_logistic,
+        FAM,
+    ),
+    Check(
+        "exact_mh.kvm.deep_pipeline",
+        "exact",
+        f"{S001} Alg. 2, 5, 6",
+        "candidate counts beyond the pipeline's prefetch depth (B > SLOT_AHEAD): PoissonMH, Poisson-MALA, "
+        "Poisson-Barker, TunaMH vs exact matrices (+ shallow-pipeline and the kernels' mutants)",
+        BR.run_deep,
         FAM,
     ),
     Check("exact_mh.claims", "claim", S001, "the paper's claims from the experiment results", _claims, FAM),
