@@ -122,6 +122,7 @@ FIRST_CHUNK = 2000  # the first chunk's iterations at most, before the chain's r
 # bytes a result row costs beyond its stored draw: accepted (1), n_evals (8), one 8-byte extra trace
 ROW_BYTES = 17
 MEMORY_FRACTION = 0.9  # of the memory available when the run starts
+SMALL_RESULT = 1 << 26  # bytes: results below 64 MB are not checked
 
 
 class ResultTooLarge(ValueError):
@@ -159,6 +160,8 @@ def check_result_size(n_iter: int, thin: int, dim: int, available: int | None = 
     iterations thinned by ``thin`` at dimension ``dim`` (:func:`result_bytes`) exceeds
     ``MEMORY_FRACTION`` of the available memory. O(1), before anything is compiled or sampled."""
     need = result_bytes(n_iter, thin, dim)
+    if need < SMALL_RESULT and available is None:  # no /proc read for the many small runs (pilots, tests)
+        return
     have = available_memory() if available is None else available
     if have is None or need <= MEMORY_FRACTION * have:
         return
