@@ -325,6 +325,8 @@ def claim_crf(quick: bool) -> list[dict]:
         ok = [(sec[(m, it)], it) for it in iters if f1[(m, it)] >= vit - 0.05]
         return min(ok) if ok else (float("inf"), None)
 
+    # the paper's sweep counts are 100 / 400 / 800; a reduced table (smoke: 10 / 40) compares its last two
+    mid, top = iters[-2] if len(iters) > 1 else iters[0], iters[-1]
     th, ih = first_level("herded_gibbs")
     ta, ia = first_level("annealed_gibbs")
     meas = "; ".join(
@@ -340,17 +342,17 @@ def claim_crf(quick: bool) -> list[dict]:
         ),
         _claim(
             "crf_hg_mid_beats_ag_max",
-            f"HG after {iters[1]} sweeps beats annealed Gibbs after {iters[2]} (Table 3)",
+            f"HG after {mid} sweeps beats annealed Gibbs after {top} (Table 3)",
             ev,
-            f"HG {f1[('herded_gibbs', iters[1])]:.2f} vs AG {f1[('annealed_gibbs', iters[2])]:.2f}",
-            f1[("herded_gibbs", iters[1])] > f1[("annealed_gibbs", iters[2])],
+            f"HG {f1[('herded_gibbs', mid)]:.2f} vs AG {f1[('annealed_gibbs', top)]:.2f}",
+            f1[("herded_gibbs", mid)] > f1[("annealed_gibbs", top)],
         ),
         _claim(
             "crf_hg_equals_viterbi",
-            f"HG after {iters[2]} sweeps equals Viterbi F1",
+            f"HG after {top} sweeps equals Viterbi F1",
             ev,
-            f"HG {f1[('herded_gibbs', iters[2])]:.2f} vs Viterbi {vit:.2f}",
-            abs(f1[("herded_gibbs", iters[2])] - vit) <= 0.05,
+            f"HG {f1[('herded_gibbs', top)]:.2f} vs Viterbi {vit:.2f}",
+            abs(f1[("herded_gibbs", top)] - vit) <= 0.05,
         ),
     ]
 
