@@ -25,7 +25,7 @@ OTHER_TABLES = ("perf",)
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
-    from bench.cells import STATUS_ERROR, cell_config_hash, enumerate_cells, load_record
+    from bench.cells import STATUS_ERROR, _differing, cell_config_hash, enumerate_cells, load_record
     from bench.cli_workflow import _scale, experiment_and_settings, load_config, selected_experiments
     from bench.store import STORE, add
 
@@ -44,7 +44,8 @@ def _cmd_add(args: argparse.Namespace) -> int:
             if not f.exists():
                 continue
             rec = load_record(f)
-            if rec["config_hash"] != cell_config_hash(exp, scale, settings, p) or rec["params"] != p:
+            own_hash = cell_config_hash(exp, scale, settings, p)
+            if rec["config_hash"] != own_hash or _differing(rec["params"], p):
                 stale.append(str(f))
             elif rec["status"] == STATUS_ERROR:
                 errors.append(p["cell"])

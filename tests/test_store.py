@@ -27,7 +27,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _cells(s):
-    return [{"cell": f"c{i}", "i": i, "rate": None if i == 0 else 0.25 * i} for i in range(s["n"])]
+    # a NaN parameter (as approx_sgld_l1's eps of SGLD) must survive the record and the store round trips
+    return [
+        {"cell": f"c{i}", "i": i, "rate": None if i == 0 else 0.25 * i, "eps": math.nan if i == 1 else 0.1}
+        for i in range(s["n"])
+    ]
 
 
 VALUES = [
