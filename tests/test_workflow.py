@@ -540,7 +540,8 @@ def test_smoke_workflow_end_to_end(tmp_path):
     manifests = sorted((tmp_path / "results/manifests").glob("*.json"))
     exps = [m.stem for m in manifests if m.stem != "verify"]
     targets = [f"results/manifests/{e}.json" for e in exps] + ["results/cells.csv"]
-    r = _snakemake(["-j2", *smoke, "--config", "source=store", f"store={store}", *targets], rebuilt, **env)
+    # targets before the options: --configfile and --config take every word after them
+    r = _snakemake(["-j2", *targets, *smoke, "--config", "source=store", f"store={store}"], rebuilt, **env)
     assert r.returncode == 0, r.stderr[-5000:]
     assert "run_cell" not in r.stdout + r.stderr
     n = 0
