@@ -189,6 +189,17 @@ POTTS_METHODS = {
     "dmin_1_1": {"method": "doublemin_gibbs", "lam_L2": 1.0, "lam2_L2": 1.0},
     "dmin_1_1e4": {"method": "doublemin_gibbs", "lam_L2": 1.0, "lam2_L2": 1e4},
 }
+# the figures' legends, in the paper's names
+POTTS_LEGEND = {
+    "gibbs": "Gibbs",
+    "pg_0.1": "Poisson-Gibbs, λ = 0.1 L²",
+    "pg_1": "Poisson-Gibbs, λ = L²",
+    "pg_5": "Poisson-Gibbs, λ = 5 L²",
+    "mgpmh_1": "MGPMH, λ = L²",
+    "min_1": "MIN-Gibbs, λ = L²",
+    "dmin_1_1": "DoubleMIN-Gibbs, λ₂ = L²",
+    "dmin_1_1e4": "DoubleMIN-Gibbs, λ₂ = 10⁴ L²",
+}
 
 
 def _potts_settings(rows: int, n_iter: int, dmin_iter: int, reps: int, n_points: int) -> dict:
@@ -377,8 +388,8 @@ def summarize_potts(df: pd.DataFrame, settings: dict, out: Any) -> None:
             c = curves[curves["label"] == lab]
             if c.empty:
                 continue
-            axes[0].plot(c["iteration"], c["error"], label=lab)
-            axes[1].plot(c["seconds"], c["error"], label=lab)
+            axes[0].plot(c["iteration"], c["error"], label=POTTS_LEGEND[lab])
+            axes[1].plot(c["seconds"], c["error"], label=POTTS_LEGEND[lab])
         axes[0].set_xscale("log")
         axes[1].set_xscale("log")
         axes[0].set_xlabel("iterations")
