@@ -22,3 +22,20 @@ def _checkpoints(n: int, per_decade: int = 8) -> np.ndarray:
 
 def _envelope(e: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(e[::-1])[::-1]
+
+
+# the figures' legends, in the paper's names (unknown ids shown as they are)
+LEGEND = {
+    "gibbs": "Gibbs",
+    "mcqmc_gibbs": "MCQMC Gibbs",
+    "herded_gibbs": "herded Gibbs",
+    "herded_gibbs_shared": "shared herded Gibbs",
+    "mean_field_D0.5": "mean field, D = 0.5 (parallel)",
+    "mean_field_D1": "mean field, D = 1 (sequential)",
+    "mean_field_D0.5_seq": "mean field, D = 0.5 (sequential)",
+    "mean_field_D1_par": "mean field, D = 1 (parallel)",
+}
+
+
+def legend(method: str) -> str:
+    return LEGEND.get(method, method)

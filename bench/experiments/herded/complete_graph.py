@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.herded.common import _checkpoints, _child, _envelope
+from bench.experiments.herded.common import _checkpoints, _child, _envelope, legend
 
 EPS = (0.1, 0.01, 0.001, 0.0001)
 
@@ -139,8 +139,9 @@ def _cg_summary(df: pd.DataFrame, settings: dict, out) -> None:
             med = g[0.5].to_numpy()
             if m == "herded_gibbs":
                 med = _envelope(med)
-            axes[0][c].plot(pxq.index, pxq[0.5], color=col, label=m)
-            axes[1][c].loglog(T, med, color=col, label=m + (" (envelope)" if m == "herded_gibbs" else ""))
+            axes[0][c].plot(pxq.index, pxq[0.5], color=col, label=legend(m))
+            env = " (envelope)" if m == "herded_gibbs" else ""
+            axes[1][c].loglog(T, med, color=col, label=legend(m) + env)
             axes[2][c].plot(T, 1.0 / np.maximum(med, 1e-300), color=col)
             if m != "herded_gibbs":
                 axes[0][c].fill_between(pxq.index, pxq[0.25], pxq[0.75], color=col, alpha=0.2)

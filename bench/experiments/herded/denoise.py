@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.herded.common import _child
+from bench.experiments.herded.common import _child, legend
 from bench.experiments.herded.paper_values import TABLE2
 
 SIGMAS = (2.0, 4.0, 6.0, 8.0)
@@ -140,7 +140,7 @@ def _dn_summary(df: pd.DataFrame, settings: dict, out) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for m, gm in df[df["sigma"] == sig].groupby("method"):
         a = gm.groupby("sweep")["error"].agg(["mean", "std"])
-        ax.errorbar(a.index, 1e3 * a["mean"], yerr=1e3 * a["std"].fillna(0), label=m, capsize=2)
+        ax.errorbar(a.index, 1e3 * a["mean"], yerr=1e3 * a["std"].fillna(0), label=legend(m), capsize=2)
     ax.set_xlabel("sweeps")
     ax.set_ylabel("reconstruction error x1e-3")
     ax.set_title(f"sigma = {sig:g}")
