@@ -26,7 +26,9 @@ import math
 import numpy as np
 from numba import njit
 
-from samplers.targets.tall import TallData, loglik_i
+from samplers.hotloop import NO_REFCOUNT, PREFETCH_AHEAD, ll_pair, log1pexp_diff, pair_z, prefetch_row
+from samplers.streams import new_stream, uniform_at
+from samplers.targets.tall import LOGISTIC, TallData, loglik_i
 
 T_EXACT_MAX = 20_000  # df beyond this use the normal quantile (relative error < 1e-4 at z <= 4)
 
@@ -77,6 +79,66 @@ def mu0_of(N: int, log_u: float, dlogprior: float, lqr: float) -> float:
     return (log_u - dlogprior - lqr) / N
 
 
+@njit(cache=True, inline="always")
+def _li(kind: int, X, y, w, beta: float, nu: float, i: int, theta, theta_p) -> float:
+    """``l_i = ll_i(theta') - ll_i(theta)`` on the arrays, row i read once (:func:`samplers.hotloop.ll_pair`);
+    logistic as one ``log1p`` of the increment (:func:`samplers.hotloop.log1pexp_diff`)."""
+    if kind == LOGISTIC:
+        z0, z1 = pair_z(X, i, theta, theta_p)
+        sg = -1.0 if y[i] > 0.5 else 1.0
+        return -beta * log1pexp_diff(sg * z0, sg * (z1 - z0))
+    a, b = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
+    return b - a
+
+
+@njit(cache=True, **NO_REFCOUNT)
+def _ttest_core(kind, X, y, w, beta, nu, theta, theta_p, mu0, perm, m, tcrit, seed, gamma):
+    """The test on the arrays (no reference counting: scalars in and out, nothing allocated)."""
+    N = X.shape[0]
+    n = 0
+    c = 0.0  # shift of the running sums: the first l_i (s1, s2 = sums of l_i - c and its square)
+    s1 = 0.0
+    s2 = 0.0
+    z = seed + gamma  # counter of the stream's uniform 0
+    while True:
+        k = min(m, N - n)
+        # extend the uniformly random prefix perm[:n] by the stage's k data (Fisher-Yates steps)
+        for q in range(n, n + k):
+            j = q + int(uniform_at(z) * (N - q))
+            z += gamma
+            if j >= N:
+                j = N - 1
+            tmp = perm[q]
+            perm[q] = perm[j]
+            perm[j] = tmp
+        for q in range(n, min(n + PREFETCH_AHEAD, n + k)):
+            prefetch_row(X, perm[q], False)
+        for q in range(n, n + k):
+            if q + PREFETCH_AHEAD < n + k:
+                prefetch_row(X, perm[q + PREFETCH_AHEAD], False)
+            lv = _li(kind, X, y, w, beta, nu, perm[q], theta, theta_p)
+            if q == 0:
+                c = lv
+            a = lv - c
+            s1 += a
+            s2 += a * a
+        n += k
+        mean = c + s1 / n
+        diff = mean - mu0
+        if n >= N:
+            return diff > 0.0, n
+        if n >= 2:
+            var = (s2 - s1 * s1 / n) / (n - 1)
+            if var < 0.0:
+                var = 0.0
+            sd = math.sqrt(var / n) * math.sqrt(1.0 - (n - 1.0) / (N - 1.0))
+            if sd > 0.0:
+                if abs(diff) > tcrit[n] * sd:
+                    return diff > 0.0, n
+            elif diff != 0.0:
+                return diff > 0.0, n
+
+
 @njit(cache=True)
 def seq_ttest(
     t: TallData,
@@ -88,33 +150,16 @@ def seq_ttest(
     tcrit: np.ndarray,
     rng,
 ):
-    """Run the K14 sequential test. Returns (accept, n data used)."""
-    N = t.X.shape[0]
-    n = 0
-    mean = 0.0
-    m2 = 0.0
-    while True:
-        k = min(m, N - n)
-        for _ in range(k):
-            i = draw_next(perm, n, rng)
-            lv = loglik_i(t, i, theta_p) - loglik_i(t, i, theta)
-            n += 1
-            dlt = lv - mean
-            mean += dlt / n
-            m2 += dlt * (lv - mean)
-        diff = mean - mu0
-        if n >= N:
-            return diff > 0.0, n
-        if n >= 2:
-            var = m2 / (n - 1)
-            if var < 0.0:
-                var = 0.0
-            sd = math.sqrt(var / n) * math.sqrt(1.0 - (n - 1.0) / (N - 1.0))
-            if sd > 0.0:
-                if abs(diff) > tcrit[n] * sd:
-                    return diff > 0.0, n
-            elif diff != 0.0:
-                return diff > 0.0, n
+    """Run the K14 sequential test. Returns (accept, n data used).
+
+    One Generator draw opens the test's stream (:func:`samplers.streams.new_stream`); each datum then costs
+    a stream uniform for its Fisher-Yates step, ``l_i`` on the arrays and two additions into shifted
+    sums (mean and variance at the end of a stage only); a stage's rows are prefetched
+    ``PREFETCH_AHEAD`` data ahead. Measured on MNIST 7v9 (``bench.experiments.approx.austerity_cost``):
+    the generic path (``rng.integers``, two ``loglik_i`` calls on the NamedTuple, Welford) costs
+    ~6x this one per datum."""
+    seed, gamma = new_stream(rng)
+    return _ttest_core(t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, mu0, perm, m, tcrit, seed, gamma)
 
 
 @njit(cache=True)
