@@ -395,7 +395,7 @@ def test_efficiency_targets_report_the_memory_floor():
 
 def test_memory_floor_kernel_counts_every_candidate():
     import samplers  # noqa: F401
-    from bench.perf import _hl_gather
+    from bench.perf_hotloop import _hl_gather
     from samplers.poisson_minibatch import table_rows
 
     rows = table_rows(np.ones((500, 20)), None, np.ones(500), np.zeros(500))

@@ -140,7 +140,8 @@ def _reps_sum_expanded(X, cst, w, theta, beta, v, reps):
 def measure(N: int, rounds: int = 9, budget: float = 0.3) -> dict:
     """ns per candidate (direct / expanded form) and per full-batch datum (direct / expanded), medians of
     ``rounds`` alternated rounds (CPU time), and the two efficiency bounds datum / candidate."""
-    from bench.perf import _hl_full, _hl_fused, _problem
+    from bench.perf import _problem
+    from bench.perf_hotloop import _hl_full, _hl_fused
     from samplers.methods.exact_mh import poisson_setup
 
     t = _problem("truncated_gaussian", N).model
