@@ -126,6 +126,17 @@ def test_huge_rates_are_rejected():
     )
 
 
+# ---------------------------------------------------------------- an infeasible Poisson minibatch
+@pytest.mark.parametrize("method", ["poisson_mh", "poisson_mala", "poisson_barker"])
+def test_a_poisson_batch_larger_than_the_data_is_refused_before_sampling(method):
+    """E[B] = lam + L > N: every iteration would cost more than a full-batch one (a long run stalls): one
+    line with E[B], N and the remedies, before any sampling; at E[B] <= N the same target runs."""
+    P = tg()
+    msg = r"E\[B\] = lam \+ L = [0-9.e+]+ candidates an iteration exceeds N = 200 .*temper the likelihood"
+    _raises(ValueError, msg, R.run, method, P, 5, 0, step=0.1, lam_mult=50.0)
+    assert R.run(method, P, 5, 0, step=0.1, lam_mult=1e-3).samples.shape == (5, 2)
+
+
 # ---------------------------------------------------------------- ising_param builder
 @pytest.mark.parametrize(
     ("kw", "match"),

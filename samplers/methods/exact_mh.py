@@ -100,6 +100,20 @@ def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, 
     return lam, L, candidate_rows(model, model.M)
 
 
+def check_feasible(model: tall.TallData, lam: float, L: float, lam_mult: float) -> None:
+    """ValueError when the expected candidate count E[B] = lam + L of a PoissonMH-family iteration exceeds
+    N: every iteration would then touch more data than a full-batch one, and a long run stalls without
+    progress. The message gives both numbers and the remedies."""
+    N = int(model.X.shape[0])
+    EB = lam + L
+    if EB > N:
+        raise ValueError(
+            f"PoissonMH family infeasible: E[B] = lam + L = {EB:.4g} candidates an iteration exceeds N = {N} "
+            f"({EB / N:.3g}x; L = {L:.4g}, lam = lam_mult L^2 = {lam:.4g}): temper the likelihood (beta), "
+            f"give the target a tighter support, or lower lam_mult (now {lam_mult:g})"
+        )
+
+
 def check_bounds_at(model: tall.TallData, theta: np.ndarray) -> None:
     """ValueError naming the first datum (and the count) whose ``phi_i(theta)`` lies outside ``[0, M_i]``:
     the PoissonMH family's setup check at the initial state, for every datum (O(N p), outside the timed
@@ -166,6 +180,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
         prop = _prop(base, proposal, h, K)
         dense = PM.counts_flag(counts)
         lam, L, rows = poisson_setup(model, lam_mult)
+        check_feasible(model, lam, L, lam_mult)
         return drive(
             method,
             problem,
