@@ -1,7 +1,7 @@
 """``mcmc-bench``: list the registry, run one cell, and the subcommands other packages plug in.
 
 Subcommand modules (each defines ``register(subparsers)``) are listed in ``PLUGINS``: ``cells``, ``cell``,
-``aggregate``, ``experiments`` (workflow), ``verify`` and ``perf``.
+``aggregate``, ``experiments`` (workflow), ``verify``, ``perf`` and ``peers``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-PLUGINS = ("bench.cli_workflow", "bench.cli_store", "verify.cli", "bench.perf_cli")
+PLUGINS = ("bench.cli_workflow", "bench.cli_store", "verify.cli", "bench.perf_cli", "bench.peers")
 
 
 def _cmd_methods(args: argparse.Namespace) -> int:

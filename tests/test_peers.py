@@ -1,0 +1,85 @@
+"""``mcmc-bench peers``: the peers' log densities are the project's (BlackJAX's jnp log density and NumPyro's
+model, on random states), and without the optional extra the command says how to install it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bench import peers
+from samplers import registry
+from samplers.targets import tall
+
+TARGETS = [(t, 2_000) for t in peers.TARGETS]
+
+
+def _states(prob, rng, n):
+    """Random states inside the support (the project's init, shrunk) and a few outside it."""
+    inside = [prob.init(rng) * rng.uniform(0.1, 1.0) for _ in range(n)]
+    d = prob.dim
+    outside = [np.full(d, 6.0), np.full(d, 40.0), np.full(d, np.nan)]
+    return inside, outside
+
+
+@pytest.fixture(scope="module")
+def jax_mod():
+    pytest.importorskip("jax", reason='the peers extra is not installed (pip install -e ".[peers]")')
+    pytest.importorskip("numpyro", reason='the peers extra is not installed (pip install -e ".[peers]")')
+    return peers._jax()
+
+
+@pytest.mark.parametrize("target,N", TARGETS)
+def test_jax_log_density_equals_the_projects(jax_mod, target, N):
+    prob = registry.build_problem(target, 0, N=N, beta=peers.NBETA[target] / N)
+    f = jax_mod.jit(peers.jax_logdensity(prob.model))
+    inside, outside = _states(prob, np.random.default_rng(1), 20)
+    for th in inside:
+        ours = tall.log_post(prob.model, th)
+        assert np.isfinite(ours)
+        assert float(f(th)) == pytest.approx(ours, rel=1e-10, abs=0)
+    for th in outside:
+        assert tall.log_post(prob.model, th) == -np.inf
+        assert float(f(th)) == -np.inf
+
+
+@pytest.mark.parametrize("target,N", TARGETS)
+def test_numpyro_model_log_density_equals_the_projects(jax_mod, target, N):
+    from numpyro.infer.util import log_density
+
+    prob = registry.build_problem(target, 0, N=N, beta=peers.NBETA[target] / N)
+    model = peers.numpyro_model(prob.model)
+    inside, _ = _states(prob, np.random.default_rng(2), 20)
+    ld = [float(log_density(model, (), {}, {"theta": th})[0]) for th in inside]
+    ours = [tall.log_post(prob.model, th) for th in inside]
+    # NumPyro's box prior Uniform(lo, hi)^d adds its constant -d log(hi - lo): compare differences
+    const = [a - b for a, b in zip(ld, ours, strict=True)]
+    if prob.model.kind == tall.TG:
+        expect = -prob.dim * np.log(prob.model.hi - prob.model.lo)
+    else:
+        expect = 0.0
+    scale = max(abs(v) for v in ours)
+    assert np.allclose(const, expect, rtol=0, atol=1e-10 * scale)
+
+
+def test_without_the_extra_the_command_says_how_to_install(monkeypatch, capsys):
+    monkeypatch.setattr(peers, "missing_peers", lambda: ["jax"])
+    from bench.cli import main
+
+    rc = main(["peers", "--quick"])
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert 'pip install -e ".[peers]"' in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_cli_and_the_project_import_no_jax():
+    code = (
+        "import sys, bench.cli, bench.peers, samplers.registry, bench.perf; "
+        "bench.cli.build_parser(); "
+        "print(sorted(m for m in ('jax', 'blackjax', 'numpyro') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
