@@ -368,34 +368,25 @@ RLR_PREFETCH = 48
 
 
 @intrinsic
-def _prefetch_rows(typingctx, X, i):
-    """``llvm.prefetch`` (read, into L1) of entries 0, 8 and the last of row ``i`` of a C-contiguous 2-d
-    array: every cache line of a row of <= 16 doubles. A hint: no bounds check, never faults (rows past the
-    end are harmless)."""
-    if not (isinstance(X, types.Array) and X.ndim == 2):
+def _prefetch_flat(typingctx, X, k):
+    """``llvm.prefetch`` (read, into L1) of the address of flat entry ``k`` of a C-contiguous array. A hint:
+    no bounds check, never faults (addresses past the end are harmless)."""
+    if not isinstance(X, types.Array):
         return None
 
     def codegen(context, builder, signature, args):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
-        row = context.cast(builder, args[1], signature.args[1], types.intp)
-        ncol = cgutils.unpack_tuple(builder, ary.shape)[1]
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
         )
-        first = builder.mul(row, ncol)
-        last = builder.add(first, builder.sub(ncol, ir.Constant(ncol.type, 1)))
-        eight = builder.add(first, ir.Constant(ncol.type, 8))
-        mid = builder.select(builder.icmp_signed("<", eight, last), eight, last)
-        for k in (first, mid, last):
-            ptr = builder.gep(ary.data, [k])
-            builder.call(
-                fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)]
-            )
+        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
 
-    return types.void(X, i), codegen
+    return types.void(X, k), codegen
 
 
 @njit(cache=True, fastmath=FULL_DATA_FASTMATH)
@@ -423,8 +414,9 @@ def _sum_rlr(X, y, theta, beta, nu, out, want_grad):
         k = 0
         while k + 8 <= n:  # eight rows at a time: each theta_j loaded once for eight rows
             i = b0 + k
-            for q in range(8):
-                _prefetch_rows(X, i + q + RLR_PREFETCH)
+            base = (i + RLR_PREFETCH) * d
+            for m in range(d):  # the eight rows ahead are 8 d doubles: d cache lines
+                _prefetch_flat(X, base + 8 * m)
             a0 = y[i]
             a1 = y[i + 1]
             a2 = y[i + 2]
