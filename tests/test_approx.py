@@ -149,6 +149,31 @@ def test_sequential_test_matches_plain_reference(name):
             assert np.array_equal(perm, ref[2])
 
 
+def test_full_pass_stats_and_array_l_i_match_loglik_i():
+    """``full_pass_stats`` (the per-kind ``l_i`` on arrays that the AustereMH(nc), MHminibatch and MHSubLhd
+    loops share) equals mean / population sd / max |l_i| of the generic ``loglik_i`` differences, for every
+    target kind the tests use (unit test, rounding-level tolerance)."""
+    from samplers.approx.seqtest import full_pass_stats
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((300, 3))
+    targets = [(k, tt, v) for k, tt, v in _ttest_targets()]
+    targets.append(
+        (
+            "rlr",
+            tall.robust_regression(X, X @ np.array([1.0, -1.0, 0.5]) + rng.standard_t(4, 300)),
+            np.array([0.9, -1.1, 0.4]),
+        )
+    )
+    for name, t, th in targets:
+        thp = th + 0.1 * rng.standard_normal(th.size)
+        l = np.array([tall.loglik_i(t, i, thp) - tall.loglik_i(t, i, th) for i in range(t.X.shape[0])])
+        mu, sd, mx = full_pass_stats(t, th, thp)
+        assert mu == pytest.approx(l.mean(), rel=1e-9, abs=1e-12), name
+        assert sd == pytest.approx(l.std(), rel=1e-9), name
+        assert mx == pytest.approx(np.abs(l).max(), rel=1e-9), name
+
+
 # ----------------------------------------------------------------------------- correction (S17 §4)
 def test_correction_known_answer_and_sampler():
     """Table 3, n = 2000, sigma = 1, lambda = 10: L_inf 1.3e-3; N(0,1) * C_1 ~ logistic."""

@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from samplers.approx.correction import sample_xcorr
-from samplers.approx.seqtest import draw_next
+from samplers.approx.seqtest import draw_next, li_arrays
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import TallData, in_support, log_prior, loglik_i
+from samplers.targets.tall import TallData, in_support, log_prior
 
 
 @njit(cache=True)
@@ -68,6 +68,7 @@ def barker_minibatch_test(
     """The S17 test for log-ratio offset k = log p0(t')/p0(t) + log q(t|t')/q(t'|t). Returns
     (accept, batch size)."""
     N = t.X.shape[0]
+    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu  # once: no NamedTuple per datum
     n = 0
     mean = 0.0
     m2 = 0.0
@@ -76,7 +77,7 @@ def barker_minibatch_test(
         kk = min(m, N - n)
         for _ in range(kk):
             i = draw_next(perm, n, rng)
-            lam = N * (loglik_i(t, i, theta_p) - loglik_i(t, i, theta))
+            lam = N * li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p)
             buf[n] = lam
             n += 1
             dlt = lam - mean

@@ -19,9 +19,9 @@ import math
 import numpy as np
 from numba import njit
 
-from samplers.approx.seqtest import draw_next, full_pass_stats, mu0_of
+from samplers.approx.seqtest import draw_next, full_pass_stats, li_arrays, mu0_of
 from samplers.proposals import log_q_ratio, propose
-from samplers.targets.tall import TallData, in_support, log_prior, loglik_i
+from samplers.targets.tall import TallData, in_support, log_prior
 
 
 @njit(cache=True)
@@ -35,6 +35,7 @@ def sublhd_test(
 ):
     """B14 adaptive subsampling test. Returns (accept, data used)."""
     N = t.X.shape[0]
+    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu  # once: no NamedTuple per datum
     b = min(m, N)
     n = 0
     mean = 0.0
@@ -43,7 +44,7 @@ def sublhd_test(
     while True:
         while n < b:
             i = draw_next(perm, n, rng)
-            lv = loglik_i(t, i, theta_p) - loglik_i(t, i, theta)
+            lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p)
             n += 1
             dlt = lv - mean
             mean += dlt / n
