@@ -730,6 +730,23 @@ def test_no_refcount_cores():
     big = [np.empty(4 * B0 + 100, dtype=np.int64) for _ in range(4)]
     continued = tuna_ratio_core(*args, r1, big[0], big[1], err, B0)
     assert continued == tuna_ratio_core(*args, r2, big[2], big[3], err, -1)
+    # the sequential t-test core of the approximate tests (samplers.approx.seqtest), through its caller and
+    # directly: balanced, and the same answer from the same stream
+    from samplers.approx.seqtest import _ttest_core, seq_ttest, tcrit_table
+    from samplers.streams import new_stream
+
+    N = t.X.shape[0]
+    tc = tcrit_table(N, 0.05)
+    theta_p = theta + 0.01 * rng.standard_normal(theta.shape[0])
+    perms = [np.arange(N) for _ in range(2)]
+    r1, r2 = np.random.default_rng(7), np.random.default_rng(7)
+    assert _nrt_balance(lambda: seq_ttest(t, theta, theta_p, 0.0, perms[0], 40, tc, r1)) == (0, 0)
+    r1 = np.random.default_rng(7)
+    via = seq_ttest(t, theta, theta_p, 0.0, np.arange(N), 40, tc, r1)
+    seed, gamma = new_stream(r2)
+    arrays = (t.kind, t.X, t.y, t.w, t.beta, t.nu)
+    direct = _ttest_core(*arrays, theta, theta_p, 0.0, perms[1], 40, tc, seed, gamma)
+    assert via == direct
     cores = _no_refcount_cores()
     assert tuna_ratio_core in cores
     for core in cores:
