@@ -144,16 +144,10 @@ def herded_gibbs_init(fg: FactorGraph, x0: np.ndarray, n_slots: int, capacity: i
     return x, W, seen, hkeys, fill, best_x
 
 
-@njit(cache=True)
-def herded_gibbs_step(
-    fg: FactorGraph, idx: HerdIndex, x, W, seen, hkeys, fill, i: int, init: int, rng, logits, p
-) -> int:
-    """Alg. 1 steps 2-5 for node ``i``; returns the factor evaluations, or HASH_FULL."""
-    ne = conditional_probs(fg, x, i, logits, p)
-    s = weight_slot(idx, x, i, hkeys, fill)
-    if s == HASH_FULL:
-        return HASH_FULL
-    K = fg.card[i]
+@njit(cache=True, inline="always")
+def herd_weight(W, seen, s, p, K, rng, init) -> int:
+    """Alg. 1 steps 3-5 on weight slot ``s`` (initialised on first use): the new value argmax_v W[s, v]
+    (binary: the sign of the one stored weight), then W[s] += p - e_value. Inlined into update and sweep."""
     if not seen[s]:
         seen[s] = True
         if K == 2:
@@ -165,15 +159,27 @@ def herded_gibbs_step(
         w = W[s, 0]
         xi = 1 if w > 0 else 0
         W[s, 0] = w + p[1] - xi
-    else:
-        xi = 0
-        for v in range(1, K):
-            if W[s, v] > W[s, xi]:
-                xi = v
-        for v in range(K):
-            W[s, v] += p[v]
-        W[s, xi] -= 1.0
-    x[i] = xi
+        return xi
+    xi = 0
+    for v in range(1, K):
+        if W[s, v] > W[s, xi]:
+            xi = v
+    for v in range(K):
+        W[s, v] += p[v]
+    W[s, xi] -= 1.0
+    return xi
+
+
+@njit(cache=True)
+def herded_gibbs_step(
+    fg: FactorGraph, idx: HerdIndex, x, W, seen, hkeys, fill, i: int, init: int, rng, logits, p
+) -> int:
+    """Alg. 1 steps 2-5 for node ``i``; returns the factor evaluations, or HASH_FULL."""
+    ne = conditional_probs(fg, x, i, logits, p)
+    s = weight_slot(idx, x, i, hkeys, fill)
+    if s == HASH_FULL:
+        return HASH_FULL
+    x[i] = herd_weight(W, seen, s, p, fg.card[i], rng, init)
     return ne
 
 
@@ -239,26 +245,7 @@ def herded_gibbs_sweep(
             s = _hash_slot(hkeys, fill, key)
             if s == HASH_FULL:
                 return HASH_FULL
-        if not seen[s]:
-            seen[s] = True
-            if K == 2:
-                W[s, 0] = p[1] - (rng.random() if init == INIT_RANDOM else 0.5)
-            else:
-                for v in range(K):
-                    W[s, v] = p[v] + ((rng.random() - 0.5) / K if init == INIT_RANDOM else 0.0)
-        if K == 2:
-            w = W[s, 0]
-            xi = 1 if w > 0 else 0
-            W[s, 0] = w + p[1] - xi
-        else:
-            xi = 0
-            for v in range(1, K):
-                if W[s, v] > W[s, xi]:
-                    xi = v
-            for v in range(K):
-                W[s, v] += p[v]
-            W[s, xi] -= 1.0
-        x[i] = xi
+        x[i] = herd_weight(W, seen, s, p, K, rng, init)
     return ne
 
 
