@@ -179,11 +179,19 @@ def verify_main(
     families: list[str] | None = None,
     out_dir: str | os.PathLike = "results",
     log: Callable[[str], None] | None = print,
+    check_ids: list[str] | None = None,
 ) -> int:
-    """Load, run, write; return the exit code (what ``mcmc-bench verify`` returns)."""
-    from verify.registry import load_checks
+    """Load, run, write; return the exit code (what ``mcmc-bench verify`` returns). ``check_ids``: only
+    these checks (:func:`verify.registry.find_check`; an unknown id is a ValueError naming near ones)."""
+    from verify.registry import find_check, load_checks
 
-    rep = run_checks(load_checks(families), quick=quick, out_dir=out_dir, log=log)
+    if check_ids:
+        if families:
+            raise ValueError("give check ids or families, not both")
+        checks = [find_check(c) for c in dict.fromkeys(check_ids)]
+    else:
+        checks = load_checks(families)
+    rep = run_checks(checks, quick=quick, out_dir=out_dir, log=log)
     for f in rep.failures():
         (log or print)(f"FAIL {f}")
     return exit_code(rep)
