@@ -15,12 +15,20 @@ Recipe for families (see verify/README.md):
 2. wrap it in a Python callable ``sample_row(s, rng) -> counts`` (length S, or S + 1 with a last
    "not a state" cell) -- :func:`lattice_counts` / :func:`graph_counts` map states to rows;
 3. call :func:`kernel_vs_matrix(P, sample_row, reps, seed)` with your exact ``P``.
+
+Or, with no driver of your own, :func:`step_vs_matrix` ``(step, states, P, reps, seed)`` takes any one-step
+function ``step(state, rng) -> state`` (a Python function calling your compiled ``*_step``; optional
+``init(x) -> state`` / ``position(state) -> x`` for a kernel with an explicit state, carried over
+``n_steps``) and the enumerated ``states`` (the rows of ``P``), draws ``reps`` transitions per row and runs
+the same G-tests. ``batched=True`` instead passes ``step`` the ``(reps, d)`` start states of a row at once (an
+njit loop of your own: one call per row instead of one per draw).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -143,6 +151,88 @@ def kernel_vs_matrix(
             raise ValueError(f"sample_row returned {counts.sum()} draws, expected {reps}")
         st[k], pv[k], _ = g_test(counts, P[s])
     return KvMResult(name, rows_arr, pv, st, reps, alpha)
+
+
+def state_counts(states: np.ndarray, X: np.ndarray, decimals: int = 9) -> np.ndarray:
+    """Counts (S + 1,) of the rows of ``X`` (m, d) over the rows of ``states`` (S, d), compared after rounding
+    to ``decimals`` (lattice points computed two ways differ in their last bits); the last cell counts rows
+    that are no state. Duplicate states are a ValueError. Vectorised (``np.unique``)."""
+    states = np.atleast_2d(np.asarray(states, dtype=np.float64))
+    X = np.asarray(X, dtype=np.float64).reshape(-1, states.shape[1])
+    S = states.shape[0]
+    both = np.round(np.vstack([states, X]), decimals) + 0.0  # + 0.0: -0.0 -> 0.0
+    _, inv = np.unique(both, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    if np.unique(inv[:S]).shape[0] < S:
+        raise ValueError(f"states holds duplicate rows (after rounding to {decimals} decimals)")
+    code_to_state = np.full(inv.max() + 1, S, dtype=np.int64)
+    code_to_state[inv[:S]] = np.arange(S)
+    return np.bincount(code_to_state[inv[S:]], minlength=S + 1)
+
+
+def step_vs_matrix(
+    step: Callable[[Any, np.random.Generator], Any],
+    states: np.ndarray,
+    P: np.ndarray,
+    reps: int,
+    seed: int | np.random.SeedSequence,
+    *,
+    init: Callable[[np.ndarray], Any] | None = None,
+    position: Callable[[Any], np.ndarray] | None = None,
+    n_steps: int = 1,
+    batched: bool = False,
+    alpha: float = ALPHA,
+    rows: Sequence[int] | None = None,
+    name: str = "",
+) -> KvMResult:
+    """:func:`kernel_vs_matrix` of any one-step function against the exact matrix ``P`` on ``states``.
+
+    From each state ``x = states[s]``: ``state = init(x)`` (default: a copy of ``x``), ``n_steps`` times
+    ``state = step(state, rng)``, then ``position(state)`` (default: the state itself) is one draw, counted by
+    :func:`state_counts` (a draw that is no state lands in the extra cell and fails its row). The rows of
+    ``P^n_steps`` are G-tested, Bonferroni over rows at family-wise false-alarm rate ``alpha`` (1e-4). Each
+    row's Generator is spawned from ``SeedSequence(seed)``, so the result is a function of the seed.
+
+    ``batched=True``: ``step(X, rng)`` gets the ``(reps, d)`` copies of ``x`` and returns their next states
+    (``init`` / ``position`` not used): a compiled loop over your kernel, one call per row."""
+    states = np.atleast_2d(np.asarray(states))
+    S = states.shape[0]
+    P = np.asarray(P, dtype=np.float64)
+    if P.shape != (S, S):
+        raise ValueError(f"P has shape {P.shape}, expected ({S}, {S}) for {S} states")
+    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
+        raise ValueError(f"n_steps must be an integer >= 1, got {n_steps!r}")
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
+        raise ValueError(f"reps must be an integer >= 1, got {reps!r}")
+    if batched and (init is not None or position is not None):
+        raise ValueError("batched=True takes no init / position (step maps (reps, d) states to their next)")
+    Pn = np.linalg.matrix_power(P, int(n_steps)) if n_steps > 1 else P
+    start = init if init is not None else (lambda x: x.copy())
+    where = position if position is not None else (lambda st: st)
+    d = states.shape[1]
+
+    def sample_row(s: int, rng: np.random.Generator) -> np.ndarray:
+        x0 = states[s]
+        if batched:
+            X = np.repeat(x0[None, :], reps, axis=0)
+            for _ in range(n_steps):
+                X = step(X, rng)
+            X = np.asarray(X)
+            if X.shape != (reps, d):
+                raise ValueError(f"batched step returned shape {X.shape}, expected ({reps}, {d})")
+        else:
+            X = np.empty((reps, d), dtype=np.float64)
+            for r in range(reps):
+                st = start(x0.copy())
+                for _ in range(n_steps):
+                    st = step(st, rng)
+                x = np.asarray(where(st))
+                if x.shape != (d,):
+                    raise ValueError(f"step / position gave a state of shape {x.shape}, expected ({d},)")
+                X[r] = x
+        return state_counts(states, X)
+
+    return kernel_vs_matrix(Pn, sample_row, int(reps), seed, alpha=alpha, rows=rows, name=name)
 
 
 # ============================================================================ state -> row maps
