@@ -19,13 +19,15 @@ A method or target may also live in another package and register itself without 
 * **a call** (a script or notebook): :func:`register` ``(spec, ...)``.
 
 An id registered twice, or an entry point that gives anything but specs, is a one-line ``ValueError``
-naming both sources.
+naming both sources; ``MCMC_BENCH_PLUGINS=0`` skips every entry point (a broken plugin cannot lock the
+shipped methods away).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -44,6 +46,7 @@ FAMILY_MODULES = (
 )
 METHOD_GROUP = "minibatch_mcmc_bench.methods"
 TARGET_GROUP = "minibatch_mcmc_bench.targets"
+PLUGINS_ENV = "MCMC_BENCH_PLUGINS"
 
 
 METHODS: dict[str, MethodSpec] = {}
@@ -70,8 +73,11 @@ def specs_of(obj: Any, attr: str, kind: type, where: str) -> list[Any]:
 
 def entry_point_objects(group: str) -> list[tuple[str, Any]]:
     """``(description, loaded object)`` of every installed entry point of ``group``, sorted by name; an entry
-    point that fails to import is a one-line ValueError naming it."""
+    point that fails to import is a one-line ValueError naming it. ``MCMC_BENCH_PLUGINS=0`` in the
+    environment loads none (the shipped families only)."""
     out = []
+    if os.environ.get(PLUGINS_ENV, "1") == "0":
+        return out
     for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: (e.name, e.value)):
         dist = getattr(ep, "dist", None)
         where = f"entry point {ep.name} = {ep.value!r} (group {group}" + (
@@ -80,7 +86,8 @@ def entry_point_objects(group: str) -> list[tuple[str, Any]]:
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001 -- reported in one line, with its cause chained
-            raise ValueError(f"{where}: cannot load it ({type(e).__name__}: {e})") from e
+            why = f"{type(e).__name__}: {e}".splitlines()[0]
+            raise ValueError(f"{where}: cannot load it ({why}; {PLUGINS_ENV}=0 skips plugins)") from e
         out.append((where, obj))
     return out
 

@@ -204,3 +204,22 @@ def test_register_check_rejects_a_second_registration_and_non_checks():
             VR.register_check("x")  # type: ignore[arg-type]
     finally:
         VR._REGISTERED.remove(chk)
+
+
+def test_verify_check_with_an_unknown_id_names_the_nearest_ids(capsys):
+    from bench.cli import main
+
+    assert main(["verify", "--check", "baselines.kvm.rwm_latice", "--out-dir", "unused"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown check 'baselines.kvm.rwm_latice'" in err[0]
+    assert "nearest: baselines.kvm.rwm_lattice" in err[0]
+    assert main(["verify", "--check", "x", "--family", "baselines"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_plugins_can_be_switched_off_by_the_environment(tmp_path):
+    root = _distribution(tmp_path / "site", "[minibatch_mcmc_bench.methods]\ngone = no_such_module_xyz\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(REPO)]), "MCMC_BENCH_PLUGINS": "0"}
+    code = "from samplers import registry; print('rwm' in registry.METHODS)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root)
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
