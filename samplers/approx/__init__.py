@@ -9,4 +9,8 @@ Bardenet et al. 2014).
 * :mod:`samplers.approx.correction` S17 §4 / App. C.1: correction density C_sigma by regularised
   least-squares deconvolution, its L_inf error (Table 3) and an O(log n) sampler.
 * :mod:`samplers.approx.mrf`        K14 App. F dense binary MRF with triple potentials.
+* :mod:`samplers.approx.gibbs_calibration` K14 App. F Fig. 14: austere Gibbs's conditional probabilities
+  against the exact ones.
+* :mod:`samplers.approx.ica_stiefel` K14 §6.2 ICA with W on the orthogonal group (Cayley random walk):
+  target ``ica_stiefel``, methods ``rwm_stiefel`` and ``austere_mh_stiefel``.
 """

@@ -914,3 +914,9 @@ TARGETS = [
         smoke={"D": 12},
     ),
 ]
+
+# ICA on the orthogonal group (K14 §6.2's model): its own module, registered with the family
+from samplers.approx import ica_stiefel as _ica_stiefel  # noqa: E402
+
+METHODS += _ica_stiefel.METHODS
+TARGETS += _ica_stiefel.TARGETS

@@ -49,3 +49,26 @@ def _run_rows(res, method: str, N: int) -> dict[str, Any]:
         "hist_edges": edges,
         "hist_counts": counts,
     }
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lower, upper): the Student-t interval of the mean over replicates (trials, chains); the bounds
+    are nan with fewer than 2 finite values."""
+    from scipy import stats
+
+    v = np.asarray([x for x in values if x is not None and np.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    mu = float(v.mean())
+    if v.size < 2:
+        return mu, float("nan"), float("nan")
+    h = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return mu, mu - h, mu + h
+
+
+def fmt_interval(mu: float, lo: float, hi: float, digits: int = 3) -> str:
+    """``mu [lo, hi]`` (``mu`` alone without an interval)."""
+    g = f"{{:.{digits}g}}"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return g.format(mu)
+    return f"{g.format(mu)} [{g.format(lo)}, {g.format(hi)}]"

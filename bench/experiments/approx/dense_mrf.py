@@ -3,7 +3,10 @@
 D = 100, all 161,700 triple factors, log-potential sd 0.02 (the paper's N(0, 0.02) read as an sd: as a
 variance the conditionals would be near deterministic), batches of 500 factors, eps in
 {.01, .05, .1, .15, .2, .25} vs exact Gibbs: mean L1 error of 5-variable joint marginals (1600 random
-subsets) vs a long exact Gibbs run, as a function of wall time.
+subsets) vs a long exact Gibbs run, as a function of wall time (Fig. 15); and the calibration of the
+conditional probabilities (Fig. 14): at (state, variable) pairs from an exact Gibbs run, the fraction of
+``calib_reps`` austere tests that set x_i = 1 against the exact conditional P(x_i = 1 | x_-i). The states
+(``calib_states`` after ``calib_burn`` sweeps, every variable of each) are the same for every eps.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ MRF_SETTINGS = {
         "subsets": 1600,
         "k": 5,
         "checkpoints": 12,
+        "calib_burn": 200,
+        "calib_states": 100,
+        "calib_reps": 100,
     },
     "smoke": {
         "D": 12,
@@ -37,14 +43,63 @@ MRF_SETTINGS = {
         "subsets": 50,
         "k": 3,
         "checkpoints": 3,
+        "calib_burn": 20,
+        "calib_states": 10,
+        "calib_reps": 20,
     },
 }
 
 
 def mrf_cells(s: dict) -> list[dict]:
-    return [{"cell": "truth", "kind": "truth"}, {"cell": "gibbs", "kind": "run", "eps": 0.0}] + [
-        {"cell": f"eps{e}", "kind": "run", "eps": e} for e in s["eps"]
+    return (
+        [{"cell": "truth", "kind": "truth"}, {"cell": "gibbs", "kind": "run", "eps": 0.0}]
+        + [{"cell": f"eps{e}", "kind": "run", "eps": e} for e in s["eps"]]
+        + [{"cell": f"calib_eps{e}", "kind": "calib", "eps": e} for e in s["eps"]]
+    )
+
+
+CALIB_SEED = 14  # the states of the calibration cells (one exact Gibbs run shared by every eps)
+
+
+def mrf_calib_cell(pr, s: dict, e: float, seed) -> list[dict]:
+    """K14 Fig. 14: exact against austere conditional probabilities at every variable of the states."""
+    from samplers import registry as R
+    from samplers.approx.gibbs_calibration import calibration_curve, conditional_calibration
+
+    D = int(s["D"])
+    burn, ns = int(s["calib_burn"]), int(s["calib_states"])
+    res = R.run("gibbs", pr, (burn + ns) * D, CALIB_SEED, x0=np.zeros(D, dtype=np.int64), thin=D)
+    states = np.repeat(res.samples[burn:], D, axis=0)
+    var_idx = np.tile(np.arange(D), ns)
+    p, p_hat, frac = conditional_calibration(
+        pr.model, states, var_idx, int(s["m"]), e, int(s["calib_reps"]), _child(seed, 0)
+    )
+    cur = calibration_curve(p, p_hat)
+    hi, lo = p > 0.8, p < 0.2
+    return [
+        {
+            "kind": "calib",
+            "eps": e,
+            "pairs": int(p.size),
+            "reps": int(s["calib_reps"]),
+            "curve_p": cur["p"],
+            "curve_p_hat": cur["p_hat"],
+            "curve_count": cur["count"],
+            "max_bin_error": cur["max_bin_error"],
+            "max_pair_error": float(np.max(np.abs(p_hat - p))),
+            "mean_abs_error": float(np.mean(np.abs(p_hat - p))),
+            "bias_high": _mean_sd(p_hat[hi] - p[hi]),
+            "bias_low": _mean_sd(p_hat[lo] - p[lo]),
+            "factor_fraction": float(np.mean(frac)),
+        }
     ]
+
+
+def _mean_sd(v: np.ndarray) -> list[float]:
+    """[mean, sd, count] of per-pair differences (nan without pairs)."""
+    if v.size == 0:
+        return [float("nan"), float("nan"), 0.0]
+    return [float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else float("nan"), float(v.size)]
 
 
 def _subset_marginals(samples: np.ndarray, subsets: np.ndarray) -> np.ndarray:
@@ -70,6 +125,8 @@ def mrf_run_cell(params: dict, seed, ctx) -> list[dict]:
         ]
     )
     x0 = np.zeros(D, dtype=np.int64)
+    if params["kind"] == "calib":
+        return mrf_calib_cell(pr, s, float(params["eps"]), seed)
     if params["kind"] == "truth":
         res = R.run("gibbs", pr, int(s["truth_sweeps"]) * D, _child(seed, 0), x0=x0, thin=D)
         return [
@@ -102,10 +159,50 @@ def mrf_run_cell(params: dict, seed, ctx) -> list[dict]:
     ]
 
 
+def mrf_calibration_summary(cal: pd.DataFrame, out) -> None:
+    """K14 Fig. 14 (empirical against exact conditional probability per eps) and its table: largest binned and
+    per-pair error, and the mean signed error above p = 0.8 / below 0.2 with a 95 % normal interval over pairs
+    (K14: large probabilities underestimated, small ones overestimated)."""
+    import matplotlib.pyplot as plt
+
+    if cal.empty:
+        return
+    fig, ax = plt.subplots(figsize=(4.2, 4))
+    ax.plot([0, 1], [0, 1], color="0.6", lw=0.8)
+    rows = []
+    for _, r in cal.sort_values("eps").iterrows():
+        ax.plot(r["curve_p"], r["curve_p_hat"], marker=".", ms=4, lw=1, label=f"eps={r['eps']}")
+        row = {"eps": r["eps"], "pairs": r["pairs"], "reps": r["reps"]}
+        for key in ("max_bin_error", "max_pair_error", "mean_abs_error", "factor_fraction"):
+            row[key] = r[key]
+        for key in ("bias_high", "bias_low"):
+            mu, sd, n = r[key]
+            h = 1.96 * sd / np.sqrt(n) if n > 1 else float("nan")
+            row[key], row[key + "_lo"], row[key + "_hi"] = mu, mu - h, mu + h
+        rows.append(row)
+    ax.set_xlabel("exact P(x_i = 1 | x_-i)")
+    ax.set_ylabel("austere Gibbs: fraction of tests setting x_i = 1")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out.figure(
+        "approx_fig14_mrf_calibration",
+        fig,
+        caption="Korattikara et al. 2014, Fig. 14 counterpart (dense MRF): empirical conditional probability "
+        "of austere Gibbs against the exact one, binned (bins of width 0.05 with >= 10 pairs).",
+    )
+    out.table(
+        "approx_mrf_calibration",
+        pd.DataFrame(rows),
+        caption="Korattikara et al. 2014, App. F, Fig. 14: conditional-probability calibration of austere "
+        "Gibbs; bias_high / bias_low = mean (p_hat - p) over pairs with p > 0.8 / p < 0.2 (95 % interval).",
+    )
+
+
 def mrf_summarize(df: pd.DataFrame, s: dict, out) -> None:
     import matplotlib.pyplot as plt
 
     ok = df[df["status"] == "ok"] if "status" in df else df
+    mrf_calibration_summary(ok[ok["kind"] == "calib"], out)
     tr = ok[ok["kind"] == "truth"]
     if tr.empty:
         out.table(

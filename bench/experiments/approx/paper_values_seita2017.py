@@ -3,7 +3,9 @@ Metropolis-Hastings"), used as ``paper_value`` columns.
 
 * :data:`TABLE1`: mean final minibatch size (mean, sd over 10 trials), Gaussian mixture (§6.1);
 * :data:`TABLE4`: binned Poisson log-likelihood (eq. 39) and chi^2 of the samples, (loglik, sd, chi^2, sd);
-* :data:`TABLE2`: mean minibatch size, logistic regression on MNIST 1v7 (13k and 100k training points).
+* :data:`TABLE2`: mean minibatch size, logistic regression on MNIST 1v7 (13k and 100k training points);
+* :data:`FIG6_MEAN_BATCH`: MHminibatch mean minibatch size on MNIST-100k per RW sd (App. C.3, Fig. 6; sd 0.01
+  is Table 2's value).
 
 Table 3 (L_inf error of the correction distribution) is transcribed once, as ``TABLE3`` of
 :mod:`verify.approx_checks`, which :mod:`bench.experiments.approx.correction_table` and verify read.
@@ -31,3 +33,4 @@ TABLE2 = {
         "mh_sublhd": 14977.3,
     },
 }
+FIG6_MEAN_BATCH = {0.005: 116.1, 0.01: 216.5, 0.05: 2215.6}
