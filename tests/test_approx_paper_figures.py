@@ -87,3 +87,66 @@ def test_mrf_smoke_calibration_cells_and_figure(tmp_path):
     assert r["pairs"] == s["calib_states"] * s["D"] and 0 < r["factor_fraction"] < 1
     # K14: large conditionals underestimated, small ones overestimated (intervals exclude 0)
     assert r["bias_high_hi"] < 0 < r["bias_low_lo"]
+
+
+def test_claims_read_intervals_and_fail_on_contrary_tables(tmp_path, monkeypatch):
+    from verify import approx_claims as CL
+
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
+    assert CL.claim_speedups(True)[0]["verdict"] == "not run"
+
+    def speed(lo, hi):
+        pd.DataFrame(
+            {
+                "eps": [0.0, 0.2],
+                "chains": [3, 3],
+                "ratio_paired": [1.0, (lo + hi) / 2],
+                "samples_per_s_vs_exact": [1.0, (lo + hi) / 2],
+                "ratio_lo": [np.nan, lo],
+                "ratio_hi": [np.nan, hi],
+                "paper_ratio_vs_exact": [1.0, 5.6],
+            }
+        ).to_csv(tmp_path / "approx_mnist79_risk.csv", index=False)
+        return CL.claim_speedups(True)[0]
+
+    assert speed(2.0, 3.0)["holds"] is True and speed(2.0, 3.0)["verdict"].startswith("holds")
+    assert speed(0.5, 0.8)["holds"] is False
+    assert speed(0.8, 1.4)["verdict"].startswith("a tie")
+
+    def calib(hi_hi, lo_lo):
+        pd.DataFrame(
+            {
+                "eps": [0.1],
+                "bias_high": [hi_hi - 0.01],
+                "bias_high_lo": [hi_hi - 0.02],
+                "bias_high_hi": [hi_hi],
+                "bias_low": [lo_lo + 0.01],
+                "bias_low_lo": [lo_lo],
+                "bias_low_hi": [lo_lo + 0.02],
+                "max_bin_error": [0.05],
+            }
+        ).to_csv(tmp_path / "approx_mrf_calibration.csv", index=False)
+        return CL.claim_gibbs_calibration(True)[0]["holds"]
+
+    assert calib(-0.01, 0.01) is True and calib(0.01, 0.01) is False and calib(-0.01, -0.005) is False
+
+    def steps(means):
+        pd.DataFrame(
+            {"step": [0.005, 0.01, 0.05], "mean_batch": means, "paper_value": [116.1, 216.5, 2215.6]}
+        ).to_csv(tmp_path / "approx_fig6_steps.csv", index=False)
+        return CL.claim_step_sweep(True)[0]["holds"]
+
+    assert steps([110, 220, 2000]) is True and steps([110, 90, 2000]) is False
+
+    t2 = pd.DataFrame(
+        {
+            "dataset": ["d"] * 4,
+            "method": CL.ORDER,
+            "mean_batch": [100, 900, 2000, 10000],
+            "mean_batch_lo": [90, 800, 850, 9000],
+            "mean_batch_hi": [110, 1000, 3000, 11000],
+        }
+    )
+    t2.to_csv(tmp_path / "approx_table2.csv", index=False)
+    (row,) = CL.claim_batch_order(True)
+    assert row["holds"] is True and "austere_mh_nc < austere_mh_c" in row["verdict"]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.approx.common import APPROX_METHODS, LABEL, _child, _run_rows
+from bench.experiments.approx.common import APPROX_METHODS, LABEL, _child, _run_rows, t_interval
 from bench.experiments.approx.paper_values_seita2017 import TABLE1, TABLE4
 
 
@@ -140,20 +140,27 @@ def gmm_summarize(df: pd.DataFrame, s: dict, out) -> None:
     for m, g in ok.groupby("method", sort=False):
         pv, ps = TABLE1.get(m, (float("nan"), float("nan")))
         t4 = TABLE4.get(m, (float("nan"),) * 4)
+        mb, lq, cq = t_interval(g["mean_batch"]), t_interval(g["loglik_eq39"]), t_interval(g["chi2"])
         rows.append(
             {
                 "method": LABEL.get(m, m),
                 "method_id": m,
                 "trials": len(g),
-                "mean_batch": g["mean_batch"].mean(),
+                "mean_batch": mb[0],
+                "mean_batch_lo": mb[1],
+                "mean_batch_hi": mb[2],
                 "sd_over_trials": g["mean_batch"].std(),
                 "full_pass_per_iter": g["full_pass_per_iter"].mean(),
                 "paper_value": pv,
                 "paper_sd": ps,
-                "loglik_eq39": g["loglik_eq39"].mean(),
+                "loglik_eq39": lq[0],
+                "loglik_lo": lq[1],
+                "loglik_hi": lq[2],
                 "loglik_sd": g["loglik_eq39"].std(),
                 "paper_loglik": t4[0],
-                "chi2": g["chi2"].mean(),
+                "chi2": cq[0],
+                "chi2_lo": cq[1],
+                "chi2_hi": cq[2],
                 "chi2_sd": g["chi2"].std(),
                 "paper_chi2": t4[2],
                 "accept_rate": g["accept_rate"].mean(),
@@ -168,6 +175,8 @@ def gmm_summarize(df: pd.DataFrame, s: dict, out) -> None:
             "method_id",
             "trials",
             "mean_batch",
+            "mean_batch_lo",
+            "mean_batch_hi",
             "sd_over_trials",
             "full_pass_per_iter",
             "paper_value",
@@ -180,16 +189,30 @@ def gmm_summarize(df: pd.DataFrame, s: dict, out) -> None:
         t1,
         caption="Seita et al. 2017, Table 1 counterpart: mean final minibatch size "
         f"(GMM N={s['N']}, K={s['temperature']}, {s['n_iter']} samples, {s['trials']} "
-        "trials); full_pass_per_iter = data touched by full-data passes (not in the paper's "
-        "numbers).",
+        "trials; _lo / _hi: 95 % t-interval of the mean over trials); full_pass_per_iter = data touched "
+        "by full-data passes (not in the paper's numbers).",
     )
-    t4 = t[["method", "loglik_eq39", "loglik_sd", "paper_loglik", "chi2", "chi2_sd", "paper_chi2"]]
+    t4 = t[
+        [
+            "method",
+            "loglik_eq39",
+            "loglik_lo",
+            "loglik_hi",
+            "loglik_sd",
+            "paper_loglik",
+            "chi2",
+            "chi2_lo",
+            "chi2_hi",
+            "chi2_sd",
+            "paper_chi2",
+        ]
+    ]
     t4 = t4.rename(columns={"paper_loglik": "paper_value", "paper_chi2": "paper_value_chi2"})
     out.table(
         "approx_table4",
         t4,
         caption="Seita et al. 2017, Table 4 counterpart: eq. 39 binned Poisson log-likelihood and chi^2 "
-        "(mean over trials).",
+        "(mean over trials, 95 % t-interval).",
     )
     # Fig. 2: histograms + scatter of trial 0
     meths = list(t["method_id"])
