@@ -485,9 +485,60 @@ def run_peers(quick: bool, out: str, figs: str, log=print) -> Path:
     return Path(out)
 
 
+def redraw(table: str | os.PathLike, out: str | os.PathLike, figs: str | os.PathLike) -> Path:
+    """The table and figure of a stored ``mcmc-bench peers`` run (results/store/peers.csv.xz); measures
+    nothing and needs no peer package."""
+    import pandas as pd
+
+    from samplers.result import atomic_write_text
+
+    try:
+        df = pd.read_csv(table)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{table}: not a readable peers table ({e})") from None
+    need = {"target", "impl", "method", "us_per_iter", "ess_bulk_per_s"}
+    if not need <= set(df.columns):
+        raise ValueError(f"{table}: not a peers table (missing {sorted(need - set(df.columns))})")
+    atomic_write_text(out, df.to_csv(index=False, float_format="%.6g"))
+    figure(df, figs)
+    return Path(out)
+
+
+def placeholder(out: str | os.PathLike, figs: str | os.PathLike, missing: list[str]) -> Path:
+    """What the workflow's ``peers`` rule leaves where the extra is absent: a one-row table whose
+    ``status`` says so and a figure with the same words (so the report shows it, never a crash)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from samplers.result import atomic_write_text
+
+    msg = f"{INSTALL_HINT}; missing: {', '.join(missing)}"
+    row = {"status": "peers not installed", "message": msg}
+    atomic_write_text(out, pd.DataFrame([row]).to_csv(index=False))
+    fig, ax = plt.subplots(figsize=(8, 1.6))
+    ax.axis("off")
+    ax.text(0.5, 0.5, msg, ha="center", va="center", fontsize=10, wrap=True)
+    Path(figs).mkdir(parents=True, exist_ok=True)
+    for ext in ("png", "pdf"):
+        fig.savefig(Path(figs) / f"peers.{ext}", dpi=130)
+    plt.close(fig)
+    return Path(out)
+
+
 def _cmd_peers(args: argparse.Namespace) -> int:
+    if args.from_table:
+        redraw(args.from_table, args.out, args.figs)
+        print(args.out)
+        return 0
     miss = missing_peers()
     if miss:
+        if args.if_missing == "placeholder":
+            placeholder(args.out, args.figs, miss)
+            print(f"{INSTALL_HINT}; wrote the placeholder {args.out}", file=sys.stderr)
+            return 0
         print(f"{INSTALL_HINT}; missing: {', '.join(miss)}", file=sys.stderr)
         return 2
     run_peers(args.quick, args.out, args.figs, log=lambda s: print(s, file=sys.stderr, flush=True))
@@ -501,4 +552,16 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_true", help=f"N = {QUICK_N:.0e} (N beta kept), short rounds")
     p.add_argument("--out", default="results/peers.csv")
     p.add_argument("--figs", default="paper_figs")
+    p.add_argument(
+        "--from-table",
+        default=None,
+        metavar="CSV",
+        help="measure nothing: write the table and figure of a stored run (results/store/peers.csv.xz)",
+    )
+    p.add_argument(
+        "--if-missing",
+        choices=("fail", "placeholder"),
+        default="fail",
+        help="without the extra: exit 2 (fail) or write a 'peers not installed' table and figure, exit 0",
+    )
     p.set_defaults(func=_cmd_peers)

@@ -103,3 +103,38 @@ def test_blocked_robust_regression_sum_equals_the_per_datum_sum():
         assert np.allclose(g, g_ref, rtol=1e-12, atol=1e-12 * np.abs(g_ref).max())
     big = np.prod(1.0 + ((t.y[: tall.RLR_BLOCK] - t.X[: tall.RLR_BLOCK] @ edge) ** 2) / t.nu)
     assert not big <= 1e300  # the edge state takes the overflow branch in its first block
+
+
+def test_without_the_extra_the_workflow_placeholder_says_so_and_exits_zero(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(peers, "missing_peers", lambda: ["jax", "numpyro"])
+    from bench.cli import main
+
+    out = tmp_path / "peers.csv"
+    rc = main(["peers", "--if-missing", "placeholder", "--out", str(out), "--figs", str(tmp_path)])
+    assert rc == 0
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    assert list(df.status) == ["peers not installed"] and "jax, numpyro" in df.message[0]
+    assert (tmp_path / "peers.png").stat().st_size > 0
+
+
+def test_a_stored_run_is_redrawn_without_the_extra_and_a_wrong_table_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(peers, "missing_peers", lambda: ["jax"])
+    import pandas as pd
+
+    from bench.cli import main
+
+    rows = [
+        {"target": t, "N": 100_000, "impl": impl, "method": m, "us_per_iter": us, "ess_bulk_per_s": e}
+        for t in peers.TARGETS
+        for impl, m, us, e in (("ours", "rwm", 300.0, 40.0), ("blackjax", "rwm", 400.0, 30.0))
+    ]
+    table = tmp_path / "peers.csv.xz"
+    pd.DataFrame(rows).to_csv(table, index=False)
+    out = tmp_path / "out.csv"
+    assert main(["peers", "--from-table", str(table), "--out", str(out), "--figs", str(tmp_path)]) == 0
+    assert pd.read_csv(out).shape == (4, 6) and (tmp_path / "peers.png").stat().st_size > 0
+    pd.DataFrame([{"target": "x"}]).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="not a peers table"):
+        peers.redraw(tmp_path / "bad.csv", out, tmp_path)
