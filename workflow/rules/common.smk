@@ -205,10 +205,18 @@ def source_args(wc=None):
     return f"--store {path_of(wc.exp, STORE_DIR) if wc is not None and hasattr(wc, 'exp') else STORE_DIR}"
 
 
+def peers_outputs():
+    """The side-by-side with BlackJAX / NumPyro (rule ``peers`` in perf.smk): redrawn from the store where it
+    holds a run; run at paper scale (a "peers not installed" table where the extra is absent); not at smoke."""
+    if SOURCE == "store":
+        return ["results/peers.csv"] if os.path.exists(os.path.join(STORE_DIR, "peers.csv.xz")) else []
+    return ["results/peers.csv"] if SCALE == "paper" else []
+
+
 def report_inputs():
     """Everything the HTML report shows (not the error check: the report also documents errors)."""
     out = [f"results/manifests/{e}.json" for e in EXPERIMENT_IDS]
-    return out + ["results/cells.csv", "results/manifests/verify.json"]
+    return out + ["results/cells.csv", "results/manifests/verify.json"] + peers_outputs()
 
 
 def all_outputs():
