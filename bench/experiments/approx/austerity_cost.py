@@ -16,7 +16,7 @@ sequential test are timed alone on the same data and states (200 proposals from 
 * ``exact``   the full-batch ``log_post`` of the exact chain, per datum.
 
 ``--ica`` instead times K14's ICA model of §6.2 (D = 4, N = 5e4 whitened logistic sources, W on the orthogonal
-group, Cayley random walk of sd scale / sqrt(N) at scales 1 and 4, from the true unmixing after 200 exact
+group, Cayley random walk of sd scale / sqrt(N) at scales 1, 2 and 4, from the true unmixing after 200 exact
 iterations): exact MH and AustereMH at eps 0.05 / 0.2, per iteration and per datum, data saving beside the
 wall-clock speed-up.
 
@@ -258,7 +258,13 @@ def chain_table(rows: list[dict]) -> list[dict]:
 
 
 def ica_chains(
-    iters: int, rounds: int, N: int = 50_000, D: int = 4, seed: int = 13, scales=(1.0, 4.0), eps=(0.05, 0.2)
+    iters: int,
+    rounds: int,
+    N: int = 50_000,
+    D: int = 4,
+    seed: int = 13,
+    scales=(1.0, 2.0, 4.0),
+    eps=(0.05, 0.2),
 ) -> list[dict]:
     """Alternated exact MH / AustereMH chains on K14's ICA model (W on O(D), Cayley random walk of sd
     scale / sqrt(N)), every chain from the state after 200 exact iterations; medians over rounds per setting,
