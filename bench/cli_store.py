@@ -20,8 +20,8 @@ from bench.cells import REPO
 
 FULL_CONFIG = REPO / "config" / "full.yaml"
 DOCS = REPO / "docs" / "results"
-# not an experiment: the `mcmc-bench perf --paired` measurements behind docs/performance.md
-OTHER_TABLES = ("perf",)
+# not experiments: the `mcmc-bench perf --paired` and `mcmc-bench peers` measurements behind docs/performance.md
+OTHER_TABLES = ("perf", "peers")
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
