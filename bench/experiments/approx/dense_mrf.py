@@ -6,7 +6,8 @@ variance the conditionals would be near deterministic), batches of 500 factors, 
 subsets) vs a long exact Gibbs run, as a function of wall time (Fig. 15); and the calibration of the
 conditional probabilities (Fig. 14): at (state, variable) pairs from an exact Gibbs run, the fraction of
 ``calib_reps`` austere tests that set x_i = 1 against the exact conditional P(x_i = 1 | x_-i). The states
-(``calib_states`` after ``calib_burn`` sweeps, every variable of each) are the same for every eps.
+(``calib_states`` after ``calib_burn`` sweeps, every variable of each) are the same for every eps. Grid key:
+``eps`` (a selection of the paper's grid; each cell carries its own eps).
 """
 
 from __future__ import annotations
@@ -251,5 +252,6 @@ EXPERIMENTS = [
         mrf_run_cell,
         mrf_summarize,
         notes="smoke: D=12, sd 0.5, 1 s",
+        grid_keys=("eps",),
     ),
 ]

@@ -7,7 +7,8 @@ details of Ouyang 2008's); exact MH (``rwm_stiefel``) vs AustereMH (``austere_mh
 W_t to the true unmixing, its risk (squared error) against a long exact run, against data touched (K14's
 accounting) and against sampling seconds side by side. ASSUMPTIONS: logistic sources, N(0, 1) mixing, Cayley
 step sd step_scale / sqrt(N), init at the orthogonal factor of the true unmixing. Reductions: 600 s per chain
-and a 20,000-iteration exact truth run instead of K14's ~6400 s and 100K exact samples.
+and a 20,000-iteration exact truth run instead of K14's ~6400 s and 100K exact samples. Grid keys:
+``chains`` and ``eps`` (a selection; each cell carries its own eps and chain).
 """
 
 from __future__ import annotations
@@ -207,6 +208,6 @@ EXPERIMENTS = [
         ica_summarize,
         notes="W on the orthogonal group (Cayley random walk), logistic sources, 600 s per chain, "
         "truth = 20k exact iterations (reductions/assumptions); smoke: N=5000, D=3, 0.5 s",
-        grid_keys=("chains",),
+        grid_keys=("chains", "eps"),
     ),
 ]
