@@ -7,11 +7,9 @@ incref/decref (atomic) per array field per call (~100 ns per call, measured), i.
 arithmetic. The helpers here take the *arrays* the loop needs (unpacked from the NamedTuple once per
 iteration), so the per-candidate cost is the arithmetic plus the row access:
 
-* :func:`ll_pair`   ``(ll_i(theta), ll_i(theta'))`` in ONE pass over row i (two accumulators), the
-  same arithmetic, in the same order, as two calls of :func:`samplers.targets.tall.loglik_i`
-  (bit-identical results).
-* :func:`ll_one` / :func:`ll_grad_one`   one-point value (and gradient) on arrays, bit-identical to
-  ``loglik_i`` / ``loglik_grad_i``.
+* the per-datum dispatch on arrays, :func:`ll_pair` (``(ll_i(theta), ll_i(theta'))`` in ONE pass over
+  row i), :func:`ll_one` and :func:`ll_grad_one`, lives in :mod:`samplers.targets.likelihoods` (re-exported
+  here), with every kind's formulas.
 * the candidate row ``rows[i]`` (:func:`samplers.poisson_minibatch.table_rows`: x_i, the bound, shift_i,
   the alias entry, y_i on whole cache lines): for TG /
   GAUSS / RLR (:func:`packed`) a candidate touches one random row instead of five arrays.
@@ -32,18 +30,22 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from samplers.targets.tall import (
-    FULL_DATA_FASTMATH,
-    GAUSS,
-    ICA,
-    LINREG,
-    LOGISTIC,
-    RLR,
-    TG,
+from samplers.targets.likelihoods import (  # noqa: F401 - the per-datum dispatch, re-exported
+    DOT_FASTMATH,
     _log1pexp,
-    _log_logistic_density,
     _sigmoid,
+    ll_grad_one,
+    ll_one,
+    ll_pair,
+    logistic_pair,
+    one_dot,
+    one_quadratic,
+    pair_dot,
+    pair_quadratic,
+    pair_z,
+    rlr_pair,
 )
+from samplers.targets.tall import GAUSS, RLR, TG
 
 LOG_EVERY = 32
 # Compile a per-iteration core without Numba's reference counting (``njit(**NO_REFCOUNT)``). A call of a
@@ -58,9 +60,6 @@ LOG_EVERY = 32
 # checks that no such core returns an array and that a chain leaks or double-frees nothing.
 NO_REFCOUNT = {"_nrt": False}
 PREFETCH_AHEAD = 8
-# reassociation + FMA contraction only (never nnan/ninf: NaN/inf checks keep working); lets LLVM
-# vectorise the two dot-product accumulators. Rounding-level change only.
-DOT_FASTMATH = FULL_DATA_FASTMATH  # the same flags as the full-batch twins' loops (fair comparison)
 
 
 # ----------------------------------------------------------------------------- software prefetch
@@ -154,30 +153,7 @@ def prefetch_row(X, i: int, l2: bool = True) -> None:
     _prefetch_line(X, i, ncol - 1, l2)
 
 
-# ----------------------------------------------------------------------------- per-datum terms on arrays
-@njit(cache=True)
-def _mixture_ll(yi: float, s2: float, t0: float, t1: float, beta: float) -> float:
-    a = yi - t0
-    b = yi - t0 - t1
-    la = -0.5 * a * a / s2
-    lb = -0.5 * b * b / s2
-    m = max(la, lb)
-    val = m + math.log(0.5 * math.exp(la - m) + 0.5 * math.exp(lb - m)) - 0.5 * math.log(2.0 * math.pi * s2)
-    return beta * val
-
-
-@njit(cache=True)
-def _ica_ll(X, i: int, theta, beta: float) -> float:
-    D = X.shape[1]
-    s = 0.0
-    for j in range(D):
-        yj = 0.0
-        for q in range(D):
-            yj += theta[j * D + q] * X[i, q]
-        s += _log_logistic_density(yj)
-    return beta * s
-
-
+# ---------------------------------------------------------------------- kernel-specific per-datum forms
 @njit(cache=True, fastmath=DOT_FASTMATH)
 def quadratic_diff(X, v, sp, i: int) -> float:
     """TG / GAUSS: ``sum_j v_j (sp_j - 2 x_ij)`` with ``v = w (theta - theta')``, ``sp = theta + theta'``,
@@ -207,92 +183,10 @@ def log1pexp_diff(b: float, dl: float) -> float:
 
 
 @njit(cache=True, fastmath=DOT_FASTMATH)
-def pair_quadratic(X, w, beta: float, i: int, theta, theta_p):
-    """TG / GAUSS: ``(ll_i(theta), ll_i(theta'))``, row i read once (two accumulators)."""
-    s0 = 0.0
-    s1 = 0.0
-    for j in range(theta.shape[0]):
-        x = X[i, j]
-        wj = w[j]
-        r0 = theta[j] - x
-        r1 = theta_p[j] - x
-        s0 += wj * r0 * r0
-        s1 += wj * r1 * r1
-    return -0.5 * beta * s0, -0.5 * beta * s1
-
-
-@njit(cache=True, fastmath=DOT_FASTMATH)
-def pair_dot(X, yi: float, i: int, theta, theta_p):
-    """``(y_i - x_i^T theta, y_i - x_i^T theta')`` (RLR / LINREG residuals; logistic uses -z with
-    y_i = 0 passed... see :func:`pair_z`), row i read once."""
-    r0 = yi
-    r1 = yi
-    for j in range(theta.shape[0]):
-        x = X[i, j]
-        r0 -= theta[j] * x
-        r1 -= theta_p[j] * x
-    return r0, r1
-
-
-@njit(cache=True, fastmath=DOT_FASTMATH)
-def pair_z(X, i: int, theta, theta_p):
-    """``(x_i^T theta, x_i^T theta')`` (logistic), row i read once; any two vectors (TunaMH passes theta'
-    and ``theta - theta'``: x^T theta' and the difference x^T theta - x^T theta' without subtracting two
-    sums, for its logistic and RLR differences)."""
-    z0 = 0.0
-    z1 = 0.0
-    for j in range(theta.shape[0]):
-        x = X[i, j]
-        z0 += theta[j] * x
-        z1 += theta_p[j] * x
-    return z0, z1
-
-
-@njit(cache=True, fastmath=DOT_FASTMATH)
-def one_quadratic(X, w, beta: float, i: int, theta) -> float:
-    """TG / GAUSS ``ll_i(theta) = -beta/2 sum_j w_j (theta_j - x_ij)^2``."""
-    s = 0.0
-    for j in range(theta.shape[0]):
-        r = theta[j] - X[i, j]
-        s += w[j] * r * r
-    return -0.5 * beta * s
-
-
-@njit(cache=True, fastmath=DOT_FASTMATH)
-def one_dot(X, yi: float, i: int, theta) -> float:
-    """``y_i - x_i^T theta``."""
-    r = yi
-    for j in range(theta.shape[0]):
-        r -= theta[j] * X[i, j]
-    return r
-
-
-@njit(cache=True, fastmath=DOT_FASTMATH)
 def add_row(X, i: int, coef: float, g) -> None:
     """``g += coef * x_i``."""
     for j in range(g.shape[0]):
         g[j] += coef * X[i, j]
-
-
-@njit(cache=True)
-def ll_pair(kind: int, X, y, w, beta: float, nu: float, i: int, theta, theta_p):
-    """``(ll_i(theta), ll_i(theta'))`` of :func:`samplers.targets.tall.loglik_i` (bit-identical),
-    row i read once. Hot loops inline the common kinds' small helpers (LLVM inlines them; no
-    NamedTuple and no array refcounting per call)."""
-    if kind == TG or kind == GAUSS:
-        return pair_quadratic(X, w, beta, i, theta, theta_p)
-    elif kind == RLR:
-        return rlr_pair(X, y[i], beta, nu, i, theta, theta_p)
-    elif kind == LOGISTIC:
-        return logistic_pair(X, y, beta, i, theta, theta_p)
-    elif kind == LINREG:
-        r0, r1 = pair_dot(X, y[i], i, theta, theta_p)
-        return -0.5 * beta * r0 * r0 / nu, -0.5 * beta * r1 * r1 / nu
-    elif kind == ICA:
-        return _ica_ll(X, i, theta, beta), _ica_ll(X, i, theta_p, beta)
-    # MIXTURE
-    yi = X[i, 0]
-    return _mixture_ll(yi, nu, theta[0], theta[1], beta), _mixture_ll(yi, nu, theta_p[0], theta_p[1], beta)
 
 
 # ----------------------------------------------------------------------------- packed rows
@@ -314,122 +208,6 @@ def prefetch_first_candidates(rows, X, pk: bool, idx, n: int) -> None:
         prefetch_row(rows, idx[k], False)
         if not pk:
             prefetch_row(X, idx[k], False)
-
-
-@njit(cache=True)
-def rlr_pair(X, yi: float, beta: float, nu: float, i: int, theta, theta_p):
-    """RLR ``(ll_i(theta), ll_i(theta'))`` (``yi = y_i``)."""
-    r0, r1 = pair_dot(X, yi, i, theta, theta_p)
-    c = -beta * 0.5 * (nu + 1.0)
-    return c * math.log1p(r0 * r0 / nu), c * math.log1p(r1 * r1 / nu)
-
-
-@njit(cache=True)
-def logistic_pair(X, y, beta: float, i: int, theta, theta_p):
-    """Logistic ``(ll_i(theta), ll_i(theta'))``."""
-    z0, z1 = pair_z(X, i, theta, theta_p)
-    sg = -1.0 if y[i] > 0.5 else 1.0  # one return: no reference counts of the arrays per call
-    return -beta * _log1pexp(sg * z0), -beta * _log1pexp(sg * z1)
-
-
-@njit(cache=True)
-def ll_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta) -> float:
-    """``ll_i(theta)`` of :func:`samplers.targets.tall.loglik_i` on arrays (bit-identical)."""
-    d = theta.shape[0]
-    if kind == TG or kind == GAUSS:
-        s = 0.0
-        for j in range(d):
-            r = theta[j] - X[i, j]
-            s += w[j] * r * r
-        return -0.5 * beta * s
-    elif kind == RLR:
-        r = y[i]
-        for j in range(d):
-            r -= theta[j] * X[i, j]
-        return -beta * 0.5 * (nu + 1.0) * math.log1p(r * r / nu)
-    elif kind == LOGISTIC:
-        z = 0.0
-        for j in range(d):
-            z += theta[j] * X[i, j]
-        if y[i] > 0.5:
-            return -beta * _log1pexp(-z)
-        return -beta * _log1pexp(z)
-    elif kind == LINREG:
-        r = y[i]
-        for j in range(d):
-            r -= theta[j] * X[i, j]
-        return -0.5 * beta * r * r / nu
-    elif kind == ICA:
-        return _ica_ll(X, i, theta, beta)
-    return _mixture_ll(X[i, 0], nu, theta[0], theta[1], beta)
-
-
-@njit(cache=True)
-def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale: float, out) -> float:
-    """``ll_i(theta)`` and ``out += scale * grad ll_i(theta)`` of
-    :func:`samplers.targets.tall.loglik_grad_i` on arrays (bit-identical)."""
-    d = theta.shape[0]
-    if kind == TG or kind == GAUSS:
-        s = 0.0
-        for j in range(d):
-            r = theta[j] - X[i, j]
-            s += w[j] * r * r
-            out[j] -= scale * beta * w[j] * r
-        return -0.5 * beta * s
-    elif kind == RLR:
-        r = y[i]
-        for j in range(d):
-            r -= theta[j] * X[i, j]
-        g = beta * (nu + 1.0) * r / (nu + r * r)
-        for j in range(d):
-            out[j] += scale * g * X[i, j]
-        return -beta * 0.5 * (nu + 1.0) * math.log1p(r * r / nu)
-    elif kind == LOGISTIC:
-        z = 0.0
-        for j in range(d):
-            z += theta[j] * X[i, j]
-        h = _sigmoid(z)
-        g = beta * (y[i] - h)
-        for j in range(d):
-            out[j] += scale * g * X[i, j]
-        if y[i] > 0.5:
-            return -beta * _log1pexp(-z)
-        return -beta * _log1pexp(z)
-    elif kind == LINREG:
-        r = y[i]
-        for j in range(d):
-            r -= theta[j] * X[i, j]
-        g = beta * r / nu
-        for j in range(d):
-            out[j] += scale * g * X[i, j]
-        return -0.5 * beta * r * r / nu
-    elif kind == ICA:
-        D = X.shape[1]
-        s = 0.0
-        for j in range(D):
-            yj = 0.0
-            for q in range(D):
-                yj += theta[j * D + q] * X[i, q]
-            s += _log_logistic_density(yj)
-            gj = -scale * beta * math.tanh(0.5 * yj)
-            for q in range(D):
-                out[j * D + q] += gj * X[i, q]
-        return beta * s
-    # MIXTURE
-    yi = X[i, 0]
-    s2 = nu
-    a = yi - theta[0]
-    b = yi - theta[0] - theta[1]
-    la = -0.5 * a * a / s2
-    lb = -0.5 * b * b / s2
-    m = max(la, lb)
-    ea = math.exp(la - m)
-    eb = math.exp(lb - m)
-    wa = ea / (ea + eb)
-    wb = 1.0 - wa
-    out[0] += scale * beta * (wa * a + wb * b) / s2
-    out[1] += scale * beta * (wb * b) / s2
-    return beta * (m + math.log(0.5 * ea + 0.5 * eb) - 0.5 * math.log(2.0 * math.pi * s2))
 
 
 # ----------------------------------------------------------------------------- running-product log

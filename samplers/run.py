@@ -4,6 +4,12 @@ Every method's Python wrapper calls :func:`drive` with its njit ``init`` and ``s
 Chunking serves the progress bar and Ctrl-C (chunks of at most ~``CHUNK_SECONDS``): the state is explicit
 and carried between chunks, so the result is bit-identical to one long call with the same seed. A result
 that would not fit in memory is refused before anything runs (:func:`check_result_size`).
+
+Progress (the ``progress`` argument of every method and of ``samplers.registry.run``): ``None`` (the
+default) shows a one-line progress report on stderr once a run has taken ``PROGRESS_AFTER`` seconds, if
+stderr is a terminal and not under pytest (so tests and workflow jobs, whose stderr goes to a log, stay
+quiet; ``MCMC_BENCH_PROGRESS=0`` turns it off, ``=1`` on whatever stderr is); ``False`` turns it off; a
+callable receives the iterations of each finished chunk (the CLI's progress bar).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +30,65 @@ from samplers.result import ChainResult
 
 _COMPILED: set[tuple[int, str]] = set()
 
-Progress = Callable[[int], None] | None
+Progress = Callable[[int], None] | bool | None
+PROGRESS_AFTER = 3.0  # seconds of sampling before the automatic progress line appears
+
+
+def auto_progress_enabled() -> bool:
+    """Whether ``progress=None`` shows the automatic progress line (see the module docstring)."""
+    env = os.environ.get("MCMC_BENCH_PROGRESS")
+    if env is not None:
+        return env not in ("", "0")
+    if "PYTEST_CURRENT_TEST" in os.environ:
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _AutoProgress:
+    """The automatic progress line: ``method: done/total iterations (pct), elapsed, ETA`` on stderr, rewritten
+    in place at most ~twice a second, from ``PROGRESS_AFTER`` seconds into the run; ``note`` (e.g. the
+    expected minibatch size beside N) is printed once, when the line first appears."""
+
+    def __init__(self, method: str, n_iter: int, note: str | None) -> None:
+        self.method, self.n_iter, self.note = method, n_iter, note
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        now = time.perf_counter()
+        el = now - self.t0
+        if el < PROGRESS_AFTER or (now - self.last < 0.5 and self.done < self.n_iter):
+            return
+        if not self.shown and self.note:
+            print(f"{self.method}: {self.note}", file=sys.stderr)
+        self.shown = True
+        self.last = now
+        eta = el * (self.n_iter - self.done) / max(self.done, 1)
+        end = "\n" if self.done >= self.n_iter else ""
+        print(
+            f"\r{self.method}: {self.done}/{self.n_iter} iterations ({100 * self.done / self.n_iter:.0f} %), "
+            f"{el:.0f} s, ETA {eta:.0f} s ",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def resolve_progress(progress: Progress, method: str, n_iter: int, note: str | None = None):
+    """The callable ``drive`` calls per chunk (None: no progress) for a ``progress`` argument."""
+    if progress is False:
+        return None
+    if progress is None or progress is True:
+        return _AutoProgress(method, n_iter, note) if (progress or auto_progress_enabled()) else None
+    if not callable(progress):
+        raise ValueError(f"progress must be None, True, False or a callable, got {progress!r:.80}")
+    return progress
 
 
 def as_generator(seed: int | np.random.SeedSequence | np.random.Generator) -> tuple[np.random.Generator, str]:
@@ -97,6 +162,26 @@ def outside_support(model: Any, x: np.ndarray) -> str | None:
         if np.any((xf < model.lo) | (xf > model.hi)) or continuous_spin.log_prior_c(model, xf) == -np.inf:
             return f"it is outside the box [{model.lo}, {model.hi}] or the log prior is -inf"
     return None
+
+
+# families whose kernels read only the shipped kinds' arrays (no per-datum dispatch for a CUSTOM model)
+NO_CUSTOM_FAMILIES = ("approx",)
+
+
+def _check_model(model: Any, method: str) -> None:
+    """A tall-data target must have per-datum functions for its kind; a ``CUSTOM`` (user) model is refused
+    by the families that cannot evaluate it."""
+    from samplers import registry
+    from samplers.targets import tall
+
+    if isinstance(model, tall.TallData):
+        tall.check_target(model)
+        spec = registry.METHODS.get(method)
+        if model.kind == tall.CUSTOM and spec is not None and spec.family in NO_CUSTOM_FAMILIES:
+            raise ValueError(
+                f"method {method!r} ({spec.family} family) does not take user-defined (CUSTOM) targets; "
+                "use an exact or full-batch method"
+            )
 
 
 def check_state(problem: Problem, x0: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
@@ -266,6 +351,7 @@ def drive(
     n_chunks: int = 50,
     finalize: Callable[[tuple, ChainResult], None] | None = None,
     setup_check: Callable[[Any, np.ndarray], None] | None = None,
+    note: str | None = None,
 ) -> ChainResult:
     """Run ``sample_fn(model, *state, n, *sample_args, rng, thin)`` for ``n_iter`` iterations.
 
@@ -273,7 +359,10 @@ def drive(
     ``sample_fn``). ``sample_fn`` returns ``(samples, accepted, n_evals)`` or a longer tuple whose
     extra per-iteration arrays are concatenated into ``result.extra["trace_k"]``. ``setup_check(model,
     x)`` (optional) validates the initial state ``x`` before anything is compiled or sampled (e.g. a
-    bound at every datum, O(N)).
+    bound at every datum, O(N)). ``progress``: see the module docstring; ``note`` is a one-line fact
+    about the run (e.g. the expected minibatch size beside N) shown with the automatic progress line.
+    A tall-data target is checked to have per-datum functions for its kind
+    (:func:`samplers.targets.tall.check_target`).
 
     Before compiling: the result's size is checked against the available memory
     (:func:`check_result_size`). The chain runs in ``n_chunks`` chunks, each at most ~``CHUNK_SECONDS``
@@ -289,8 +378,10 @@ def drive(
         raise ValueError(f"n_iter ({n_iter}) must be >= thin ({thin})")
     check_result_size(n_iter, thin, problem.dim)
     rng, seed_str = as_generator(seed)
-    x = check_state(problem, x0, rng)
     model = problem.model
+    _check_model(model, method)
+    x = check_state(problem, x0, rng)
+    progress = resolve_progress(progress, method, n_iter, note)
     if setup_check is not None:
         setup_check(model, x)
     with _SigintGuard() as guard:
@@ -303,6 +394,8 @@ def drive(
             _COMPILED.add(key)
         compile_s = time.perf_counter() - t0
         guard.check()
+        if isinstance(progress, _AutoProgress):
+            progress.t0 = time.perf_counter()  # the line reports sampling time, not compilation
         # --- sample, in chunks written into the result arrays (allocated once, after the first chunk)
         state = init_fn(model, x, *init_args)
         base = max(thin, int(math.ceil(n_iter / n_chunks / thin)) * thin)

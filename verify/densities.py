@@ -4,7 +4,8 @@ The kernels use the ``@njit`` functions of :mod:`samplers.targets.tall`; ``verif
 quantities from the target's *data fields* with vectorised NumPy written from the formulas in the
 constructors' docstrings (Yuan & Wang 2024 App. F; Welling & Teh 2011; Korattikara et al. 2014 §6.2 ICA and
 §6.4 L1-regularised linear regression), so that a bug in one path shows up as a disagreement. Nothing here
-imports the njit target code.
+imports the njit target code, except for a ``CUSTOM`` (user-defined) target, whose registered per-datum
+functions are its only definition (:mod:`samplers.targets.custom`).
 
 ICA: theta = vec(W) row-major, ll_i = beta sum_j log p(w_j^T x_i) with p(y) = 1 / (4 cosh^2(y / 2)); the
 global beta N log|det W| term belongs to the prior path (as in the kernels), see :func:`log_prior`.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from samplers.targets.tall import (
+    CUSTOM,
     GAUSS,
     ICA,
     LINREG,
@@ -62,6 +64,10 @@ def loglik_terms(t: TallData, theta: np.ndarray) -> np.ndarray:
         Y = _ica_sources(t, th)
         a = np.abs(Y)
         return t.beta * (-a - 2.0 * np.log1p(np.exp(-a))).sum(axis=-1)
+    if t.kind == CUSTOM:  # a user model: its registered per-datum functions are its only definition
+        from samplers.targets.custom import loglik_terms as custom_terms
+
+        return custom_terms(t, th)
     raise ValueError(f"unknown target kind {t.kind}")
 
 
@@ -108,6 +114,10 @@ def loglik_grad_terms(t: TallData, theta: np.ndarray) -> np.ndarray:
         g = -np.tanh(0.5 * _ica_sources(t, th))
         n, N, D = g.shape
         return t.beta * (g[:, :, :, None] * t.X[None, :, None, :]).reshape(n, N, D * D)
+    if t.kind == CUSTOM:
+        from samplers.targets.custom import loglik_grad_terms as custom_grad_terms
+
+        return custom_grad_terms(t, th)
     raise ValueError(f"unknown target kind {t.kind}")
 
 

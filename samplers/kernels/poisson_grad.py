@@ -76,6 +76,7 @@ def counts_and_grad(
     w = t.w
     beta = t.beta
     nu = t.nu
+    ops = t.ops
     p = X.shape[1]
     crlr = -beta * 0.5 * (nu + 1.0)
     nk = 0
@@ -98,7 +99,7 @@ def counts_and_grad(
             ll = crlr * math.log1p(r * r / nu)
         else:
             tmp[:] = 0.0
-            ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta, 1.0, tmp)
+            ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta, 1.0, tmp, ops)
         ph = ll + rows[i, p + ROW_SHIFT]
         Mi = rows[i, p + ROW_A]
         if not bound_ok(ph, Mi):
@@ -145,6 +146,7 @@ def ratio_and_grad_at(
     w = t.w
     beta = t.beta
     nu = t.nu
+    ops = t.ops
     q = X.shape[1]
     crlr = -beta * 0.5 * (nu + 1.0)
     s = 0.0
@@ -167,7 +169,7 @@ def ratio_and_grad_at(
             ll = crlr * math.log1p(r * r / nu)
         else:
             tmp[:] = 0.0
-            ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta_p, 1.0, tmp)
+            ll = ll_grad_one(kind, X, y, w, beta, nu, i, theta_p, 1.0, tmp, ops)
         ph = ll + rows[i, q + ROW_SHIFT]
         Mi = rows[i, q + ROW_A]
         if not bound_ok(ph, Mi):

@@ -116,7 +116,7 @@ def dense_recount(t: TallData, theta: np.ndarray, buf: np.ndarray, B: int, err: 
     recomputation inside the scan's branch costs ~1.7x more on the TG: every mispredicted branch
     stalls the row fetches). Reads the chain's state only, so the chain is the same as with
     ``counts="sparse"``. Returns |S|."""
-    kind, X, y, w, beta, nu, shift, M = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.shift, t.M
+    kind, X, y, w, beta, nu, shift, M, ops = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.shift, t.M, t.ops
     n = X.shape[0]
     s = np.zeros(n, dtype=np.int64)
     for b in range(B):
@@ -135,7 +135,7 @@ def dense_recount(t: TallData, theta: np.ndarray, buf: np.ndarray, B: int, err: 
             r = one_dot(X, y[i], i, theta)
             ll = crlr * math.log1p(r * r / nu)
         else:
-            ll = ll_one(kind, X, y, w, beta, nu, i, theta)
+            ll = ll_one(kind, X, y, w, beta, nu, i, theta, ops)
         if not bound_ok(ll + shift[i], M[i]) and err[0] == 0:
             err[0] = ERR_PHI_BOUND
             err[1] = i
@@ -227,6 +227,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
     w = t.w
     beta = t.beta
     nu = t.nu
+    ops = t.ops
     cy = X.shape[1] + ROW_Y
     crlr = -beta * 0.5 * (nu + 1.0)  # rlr_pair's constant
     pk = packed(kind)
@@ -257,7 +258,7 @@ def poisson_counts_ratio(t: TallData, theta, theta_p, a_scale: float, rows, Lam:
             l0 = crlr * math.log1p(r0 * r0 / nu)
             l1 = crlr * math.log1p(r1 * r1 / nu)
         else:
-            l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
+            l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
         sh = rows[i, cs]
         ok, kept, ratio = candidate_term(zc, a_scale, rows[i, cm], l0 + sh, l1 + sh)
         zc += gam

@@ -63,12 +63,12 @@ def tuna_log_ratio(t: TallData, theta, theta_p, chi: float, C: float, rows, rng,
     The work is :func:`tuna_ratio_core`'s; this wrapper regrows the buffers when the drawn B needs it
     (the protocol :func:`tuna_mh_sample` writes out)."""
     s, B, nk = tuna_ratio_core(
-        t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, -1
+        t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, -1, t.ops
     )
     if nk < 0:
         buf, kept_i = grow_buffers(buf, kept_i, B, theta.shape[0])
         s, B, nk = tuna_ratio_core(
-            t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, B
+            t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, B, t.ops
         )
     return s, B, nk, buf, kept_i
 
@@ -101,6 +101,7 @@ def tuna_ratio_core(
     kept_i,
     err,
     B_in: int,
+    ops=None,
 ):
     """:func:`tuna_log_ratio` on the target's arrays, compiled without reference counting
     (:data:`samplers.hotloop.NO_REFCOUNT`: scalars out, nothing allocated). Returns ``(log_ratio, B, nk)``.
@@ -171,7 +172,7 @@ def tuna_ratio_core(
             sg = -1.0 if y[i] > 0.5 else 1.0
             du = -beta * log1pexp_diff(sg * z1, sg * e)
         else:
-            l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
+            l0, l1 = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
             du = l0 - l1
         if not (abs(du) <= cm * (1.0 + 1e-9) + 1e-12):  # a NaN du (or c_i) is a bound error too
             err[0] = ERR_TUNA_BOUND
@@ -282,19 +283,19 @@ def tuna_mh_sample(
     dev = np.zeros(n_iter, dtype=np.int64)
     theta_p = np.empty(d)
     g0 = np.zeros(d)
-    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu
+    kind, X, y, w, beta, nu, ops = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops
     for it in range(n_iter):
         if err[0] == 0:  # = tuna_mh_step
             propose(prop, theta, g0, sigma, h, K, rng, theta_p)
             lp_p = log_prior(t, theta_p)
             if lp_p != -np.inf:
                 s, B, nk = tuna_ratio_core(
-                    kind, X, y, w, beta, nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, -1
+                    kind, X, y, w, beta, nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, -1, ops
                 )
                 if nk < 0:  # = tuna_log_ratio: the buffers regrown for this draw's B
                     buf, kept_i = grow_buffers(buf, kept_i, B, d)
                     s, B, nk = tuna_ratio_core(
-                        kind, X, y, w, beta, nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, B
+                        kind, X, y, w, beta, nu, theta, theta_p, chi, C, rows, rng, buf, kept_i, err, B, ops
                     )
                 nev[it] = B
                 dev[it] = 2 * B

@@ -43,6 +43,7 @@ def proposal_kind(base: str, proposal: str) -> int:
 def _tall(problem: Problem) -> tall.TallData:
     if not isinstance(problem.model, tall.TallData):
         raise ValueError(f"{problem.name} is not a tall-data target")
+    tall.check_target(problem.model)
     return problem.model
 
 

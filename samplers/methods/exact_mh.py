@@ -13,6 +13,7 @@ checked for every datum at the initial state before sampling (:func:`check_bound
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,7 @@ def _check_tall_data(model: tall.TallData, a: np.ndarray, bound: str) -> None:
 def _tall(problem: Problem) -> tall.TallData:
     if not isinstance(problem.model, tall.TallData):
         raise ValueError(f"{problem.name} is not a tall-data target")
+    tall.check_target(problem.model)
     return problem.model
 
 
@@ -100,10 +102,11 @@ def poisson_setup(model: tall.TallData, lam_mult: float) -> tuple[float, float, 
     return lam, L, candidate_rows(model, model.M)
 
 
-def check_feasible(model: tall.TallData, lam: float, L: float, lam_mult: float) -> None:
+def check_feasible(model: tall.TallData, lam: float, L: float, lam_mult: float) -> str:
     """ValueError when the expected candidate count E[B] = lam + L of a PoissonMH-family iteration exceeds
     N: every iteration would then touch more data than a full-batch one, and a long run stalls without
-    progress. The message gives both numbers and the remedies."""
+    progress. The message gives both numbers and the remedies. Returns the one-line report
+    (E[B] beside N) the run shows with its progress line and stores as ``EB_theory``."""
     N = int(model.X.shape[0])
     EB = lam + L
     if EB > N:
@@ -112,6 +115,32 @@ def check_feasible(model: tall.TallData, lam: float, L: float, lam_mult: float) 
             f"({EB / N:.3g}x; L = {L:.4g}, lam = lam_mult L^2 = {lam:.4g}): temper the likelihood (beta), "
             f"give the target a tighter support, or lower lam_mult (now {lam_mult:g})"
         )
+    return f"E[B] = lam + L = {EB:.4g} candidates an iteration, N = {N} ({EB / N:.3g} N)"
+
+
+def tuna_expected_batch(C: float, chi: float, step: float, d: int) -> float:
+    """TunaMH's expected candidate count at the initial move size, for a Gaussian random-walk or Langevin
+    proposal of scale ``step``: B ~ Poi(chi C^2 Md^2 + C Md), Md = ||theta' - theta||, with E[Md^2] =
+    step^2 d (the noise; a Langevin drift adds to it) and E[Md] <= step sqrt(d):
+    ``chi C^2 step^2 d + C step sqrt(d)``."""
+    return chi * C * C * step * step * d + C * step * math.sqrt(d)
+
+
+def check_tuna_feasible(model: tall.TallData, C: float, chi: float, step: float, refuse: bool = True) -> str:
+    """ValueError (if ``refuse``) when TunaMH's expected batch at the initial move size
+    (:func:`tuna_expected_batch`) exceeds N, with the numbers and the remedies; else the one-line report
+    (stored as ``EB_initial``)."""
+    N = int(model.X.shape[0])
+    d = int(model.prior_mean.shape[0])
+    EB = tuna_expected_batch(C, chi, step, d)
+    if refuse and EB > N:
+        raise ValueError(
+            f"TunaMH family infeasible: E[B] = chi C^2 step^2 d + C step sqrt(d) = {EB:.4g} candidates an "
+            f"iteration at the initial move size exceeds N = {N} ({EB / N:.3g}x; C = {C:.4g}, "
+            f"step = {step:g}, d = {d}): temper the likelihood (beta), give the target a tighter support "
+            f"(smaller c_i), or lower chi (now {chi:g}) or the step"
+        )
+    return f"E[B] = {EB:.4g} candidates an iteration at the initial move size, N = {N} ({EB / N:.3g} N)"
 
 
 def check_bounds_at(model: tall.TallData, theta: np.ndarray) -> None:
@@ -141,6 +170,16 @@ def tuna_setup(model: tall.TallData, chi: float) -> tuple[float, np.ndarray]:
     if not np.isfinite(float(chi) * C * C):
         raise ValueError(f"chi = {chi!r} overflows the TunaMH rate chi C^2 M^2 (C = {C:.4g})")
     return C, candidate_rows(model, model.c)
+
+
+def _tuna_report(model, C, chi, step, proposal, h, K) -> tuple[float, str]:
+    """TunaMH family: ``(E[B] at the initial move size, its one-line report)``. The lattice proposal
+    (verification runs) moves by ``h k``, |k_j| <= K: ``h K`` a coordinate bounds its move size, an upper
+    bound that is reported but never refused on."""
+    gauss = proposal == "gauss"
+    scale = float(step) if gauss else float(h) * int(K)
+    note = check_tuna_feasible(model, C, chi, scale, refuse=gauss)
+    return tuna_expected_batch(C, chi, scale, int(model.prior_mean.shape[0])), note
 
 
 def _finalize(extra: dict[str, Any]):
@@ -180,7 +219,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
         prop = _prop(base, proposal, h, K)
         dense = PM.counts_flag(counts)
         lam, L, rows = poisson_setup(model, lam_mult)
-        check_feasible(model, lam, L, lam_mult)
+        note = check_feasible(model, lam, L, lam_mult)
         return drive(
             method,
             problem,
@@ -203,6 +242,7 @@ def _poisson_runner(method: str, base: str, init, sample, doc: str):
             },
             finalize=_finalize({"lam": lam, "L": L, "EB_theory": lam + L}),
             setup_check=check_bounds_at,
+            note=note,
         )
 
     run.__name__ = f"run_{method}"
@@ -249,6 +289,7 @@ def run_tuna_mh(
     check_positive("step", step)
     prop = _prop("rw", proposal, h, K)
     C, rows = tuna_setup(model, chi)
+    eb, note = _tuna_report(model, C, chi, step, proposal, h, K)
     return drive(
         "tuna_mh",
         problem,
@@ -262,7 +303,8 @@ def run_tuna_mh(
         x0=x0,
         progress=progress,
         hyper={"step": step, "chi": chi, "proposal": proposal, "h": h, "K": K},
-        finalize=_finalize({"C": C}),
+        finalize=_finalize({"C": C, "EB_initial": eb}),
+        note=note,
     )
 
 
@@ -293,6 +335,7 @@ def run_tuna_sgld(
         raise ValueError(f"drift must be one of {sorted(DRIFTS)}, got {drift!r}")
     prop = _prop("mala", proposal, h, K)
     C, rows = tuna_setup(model, chi)
+    eb, note = _tuna_report(model, C, chi, step, proposal, h, K)
     return drive(
         "tuna_sgld",
         problem,
@@ -314,7 +357,8 @@ def run_tuna_sgld(
             "h": h,
             "K": K,
         },
-        finalize=_finalize({"C": C}),
+        finalize=_finalize({"C": C, "EB_initial": eb}),
+        note=note,
     )
 
 

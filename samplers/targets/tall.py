@@ -1,6 +1,9 @@
 """Tall-data posteriors as data + @njit per-datum functions.
 
-A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` selects the model:
+A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` selects the model; the
+per-datum formulas of every kind and the one dispatch the kernels call live in
+:mod:`samplers.targets.likelihoods` (this module's ``loglik_i`` / ``loglik_grad_i`` / ``loglik_sum`` are
+that dispatch on the NamedTuple):
 
 * ``TG``       heterogeneous truncated Gaussian (Yuan & Wang 2024 §5.1, App. F.1)
 * ``RLR``      robust (Student-t) linear regression on a ball (Yuan & Wang 2024 §5.2, App. F.2)
@@ -16,6 +19,8 @@ A target is a :class:`TallData` NamedTuple (cacheable by Numba) whose ``kind`` s
   whitened mixtures), ll_i = beta sum_j log p(w_j^T x_i), p(y) = 1 / (4 cosh^2(y / 2)) (logistic density). The
   global term beta N log|det W| of p(x|W) is NOT per-datum: it is part of :func:`log_prior` (evaluated exactly
   in every MH ratio, as all priors are), with its gradient beta N W^{-T} in :func:`log_prior_grad`.
+* ``CUSTOM``   a user-defined model: its per-datum functions are registered for the class of the ``ops``
+  field (:mod:`samplers.targets.custom`, docs/targets.md).
 
 Conventions (Yuan & Wang 2024 App. A): log pi(theta) = log prior(theta) + sum_i ll_i(theta) where ``ll_i``
 is the (tempered) log-likelihood of datum i. PoissonMH bounds: phi_i = ll_i + shift_i in [0, M_i] on the
@@ -30,23 +35,32 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from samplers.run import check_positive
-
-TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG, ICA = 0, 1, 2, 3, 4, 5, 6
-KIND_NAMES = {
-    TG: "truncated_gaussian",
-    RLR: "robust_regression",
-    LOGISTIC: "logistic",
-    MIXTURE: "gaussian_mixture",
-    GAUSS: "gaussian_location",
-    LINREG: "linear_regression",
-    ICA: "ica",
-}
+from samplers.targets.likelihoods import (  # noqa: F401 - the kinds and helpers, re-exported
+    CUSTOM,
+    FULL_DATA_FASTMATH,
+    GAUSS,
+    ICA,
+    KIND_NAMES,
+    LINREG,
+    LOGISTIC,
+    MIXTURE,
+    RLR,
+    RLR_BLOCK,
+    RLR_PREFETCH,
+    TG,
+    _log1pexp,
+    _log_logistic_density,
+    _sigmoid,
+    check_kind,
+    check_ops,
+    full_loglik,
+    ll_grad_one,
+    ll_one,
+)
+from samplers.targets.model_ops import NO_OPS, NoOps  # noqa: F401 - re-exported
 
 SUPPORT_ALL, SUPPORT_BOX, SUPPORT_BALL = 0, 1, 2
 
@@ -70,158 +84,21 @@ class TallData(NamedTuple):
     M: np.ndarray  # (N,) phi_i <= M_i on the support
     c: np.ndarray  # (N,) TunaMH constants, M(t, t') = ||t' - t||_2
     prior_l1: float = 0.0  # Laplace prior: log prior += -prior_l1 * sum_j |theta_j - prior_mean_j|
-
-
-# Full-data loops get the same fastmath flags as the minibatch dot-product helpers
-# (samplers.hotloop.DOT_FASTMATH): reassociation + FMA contraction only, never nnan/ninf, so the
-# full-batch twins are vectorised exactly like the minibatch kernels they are compared with (a fair
-# speed-up; 12.5 -> 5.8-7.5 ns per datum on the d=20 truncated Gaussian, docs/performance.md §7.8).
-# Rounding-level change.
-FULL_DATA_FASTMATH = {"reassoc", "contract"}
+    ops: tuple = NO_OPS  # CUSTOM kind: the model's parameter NamedTuple (samplers.targets.custom); NoOps else
 
 
 # ----------------------------------------------------------------------------- per-datum terms
 @njit(cache=True)
-def _log1pexp(z: float) -> float:
-    if z > 0.0:
-        return z + math.log1p(math.exp(-z))
-    return math.log1p(math.exp(z))
-
-
-@njit(cache=True, inline="always")
-def _sigmoid(z: float) -> float:
-    """``1 / (1 + e^-z)`` without overflow for either sign (scalars only: inlined at the Numba IR level)."""
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
-
-
-@njit(cache=True)
-def _log_logistic_density(y: float) -> float:
-    """log[1 / (4 cosh^2(y/2))] = -|y| - 2 log(1 + e^{-|y|}) (stable)."""
-    a = abs(y)
-    return -a - 2.0 * math.log1p(math.exp(-a))
-
-
-@njit(cache=True)
 def loglik_i(t: TallData, i: int, theta: np.ndarray) -> float:
-    """Tempered log-likelihood of datum ``i`` (``ll_i``)."""
-    k = t.kind
-    d = theta.shape[0]
-    if k == TG or k == GAUSS:
-        s = 0.0
-        for j in range(d):
-            r = theta[j] - t.X[i, j]
-            s += t.w[j] * r * r
-        return -0.5 * t.beta * s
-    elif k == RLR:
-        r = t.y[i]
-        for j in range(d):
-            r -= theta[j] * t.X[i, j]
-        return -t.beta * 0.5 * (t.nu + 1.0) * math.log1p(r * r / t.nu)
-    elif k == LOGISTIC:
-        z = 0.0
-        for j in range(d):
-            z += theta[j] * t.X[i, j]
-        # log h(z) if y=1, log h(-z) if y=0 ; log h(z) = -log(1+e^{-z})
-        if t.y[i] > 0.5:
-            return -t.beta * _log1pexp(-z)
-        return -t.beta * _log1pexp(z)
-    elif k == LINREG:
-        r = t.y[i]
-        for j in range(d):
-            r -= theta[j] * t.X[i, j]
-        return -0.5 * t.beta * r * r / t.nu
-    elif k == ICA:
-        D = t.X.shape[1]
-        s = 0.0
-        for j in range(D):
-            yj = 0.0
-            for q in range(D):
-                yj += theta[j * D + q] * t.X[i, q]
-            s += _log_logistic_density(yj)
-        return t.beta * s
-    else:  # MIXTURE
-        yi = t.X[i, 0]
-        s2 = t.nu
-        a = yi - theta[0]
-        b = yi - theta[0] - theta[1]
-        la = -0.5 * a * a / s2
-        lb = -0.5 * b * b / s2
-        m = max(la, lb)
-        val = (
-            m + math.log(0.5 * math.exp(la - m) + 0.5 * math.exp(lb - m)) - 0.5 * math.log(2.0 * math.pi * s2)
-        )
-        return t.beta * val
+    """Tempered log-likelihood of datum ``i`` (``ll_i``): :func:`samplers.targets.likelihoods.ll_one`."""
+    return ll_one(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta, t.ops)
 
 
 @njit(cache=True)
 def loglik_grad_i(t: TallData, i: int, theta: np.ndarray, scale: float, out: np.ndarray) -> float:
-    """Return ``ll_i(theta)`` and add ``scale * grad ll_i(theta)`` into ``out``."""
-    k = t.kind
-    d = theta.shape[0]
-    if k == TG or k == GAUSS:
-        s = 0.0
-        for j in range(d):
-            r = theta[j] - t.X[i, j]
-            s += t.w[j] * r * r
-            out[j] -= scale * t.beta * t.w[j] * r
-        return -0.5 * t.beta * s
-    elif k == RLR:
-        r = t.y[i]
-        for j in range(d):
-            r -= theta[j] * t.X[i, j]
-        g = t.beta * (t.nu + 1.0) * r / (t.nu + r * r)
-        for j in range(d):
-            out[j] += scale * g * t.X[i, j]
-        return -t.beta * 0.5 * (t.nu + 1.0) * math.log1p(r * r / t.nu)
-    elif k == LOGISTIC:
-        z = 0.0
-        for j in range(d):
-            z += theta[j] * t.X[i, j]
-        h = _sigmoid(z)
-        g = t.beta * (t.y[i] - h)
-        for j in range(d):
-            out[j] += scale * g * t.X[i, j]
-        if t.y[i] > 0.5:
-            return -t.beta * _log1pexp(-z)
-        return -t.beta * _log1pexp(z)
-    elif k == LINREG:
-        r = t.y[i]
-        for j in range(d):
-            r -= theta[j] * t.X[i, j]
-        g = t.beta * r / t.nu
-        for j in range(d):
-            out[j] += scale * g * t.X[i, j]
-        return -0.5 * t.beta * r * r / t.nu
-    elif k == ICA:
-        D = t.X.shape[1]
-        s = 0.0
-        for j in range(D):
-            yj = 0.0
-            for q in range(D):
-                yj += theta[j * D + q] * t.X[i, q]
-            s += _log_logistic_density(yj)
-            gj = -scale * t.beta * math.tanh(0.5 * yj)
-            for q in range(D):
-                out[j * D + q] += gj * t.X[i, q]
-        return t.beta * s
-    else:  # MIXTURE
-        yi = t.X[i, 0]
-        s2 = t.nu
-        a = yi - theta[0]
-        b = yi - theta[0] - theta[1]
-        la = -0.5 * a * a / s2
-        lb = -0.5 * b * b / s2
-        m = max(la, lb)
-        ea = math.exp(la - m)
-        eb = math.exp(lb - m)
-        wa = ea / (ea + eb)
-        wb = 1.0 - wa
-        out[0] += scale * t.beta * (wa * a + wb * b) / s2
-        out[1] += scale * t.beta * (wb * b) / s2
-        return t.beta * (m + math.log(0.5 * ea + 0.5 * eb) - 0.5 * math.log(2.0 * math.pi * s2))
+    """Return ``ll_i(theta)`` and add ``scale * grad ll_i(theta)`` into ``out``
+    (:func:`samplers.targets.likelihoods.ll_grad_one`)."""
+    return ll_grad_one(t.kind, t.X, t.y, t.w, t.beta, t.nu, i, theta, scale, out, t.ops)
 
 
 @njit(cache=True)
@@ -332,207 +209,11 @@ def log_prior_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> None:
                 out[j * D + q] += c * Wi[q, j]
 
 
-@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
-def _sum_quadratic(X, w, theta, beta):
-    s = 0.0
-    for i in range(X.shape[0]):
-        a = 0.0
-        for j in range(X.shape[1]):
-            r = theta[j] - X[i, j]
-            a += w[j] * r * r
-        s += a
-    return -0.5 * beta * s
-
-
-@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
-def _grad_quadratic(X, w, theta, beta, out):
-    s = 0.0
-    d = X.shape[1]
-    acc = np.zeros(d)
-    for i in range(X.shape[0]):
-        a = 0.0
-        for j in range(d):
-            r = theta[j] - X[i, j]
-            a += w[j] * r * r
-            acc[j] += r
-        s += a
-    for j in range(d):
-        out[j] -= beta * w[j] * acc[j]
-    return -0.5 * beta * s
-
-
-# Rows per block of the full-batch robust-regression pass, and how many rows ahead it prefetches
-# (docs/performance.md §7.8).
-RLR_BLOCK = 256
-RLR_PREFETCH = 48
-
-
-@intrinsic
-def _prefetch_flat(typingctx, X, k):
-    """``llvm.prefetch`` (read, into L1) of the address of flat entry ``k`` of a C-contiguous array. A hint:
-    no bounds check, never faults (addresses past the end are harmless)."""
-    if not isinstance(X, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
-        )
-        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
-        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return types.void(X, k), codegen
-
-
-@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
-def _sum_rlr(X, y, theta, beta, nu, out, want_grad):
-    """sum_i ll_i(theta) (and its gradient into ``out``) for RLR, in blocks of ``RLR_BLOCK`` rows
-    (docs/performance.md §7.8). The block's residuals r_k = y_k - x_k^T theta are built eight rows at a time
-    (each theta_j loaded once for eight rows; the per-datum loop's operations in its order) into a buffer,
-    rows prefetched ``RLR_PREFETCH`` ahead (without it the pass streams X from memory at a fraction of the
-    bandwidth the truncated Gaussian's pass reaches). The block's sum of log1p(r_k^2 / nu) is one ``log`` of
-    the product of its factors (1 + r_k^2 / nu), a loop LLVM vectorises: one scalar ``log`` per block instead
-    of a ``log1p`` per datum, as the minibatch kernels fold their ratios
-    (:func:`samplers.hotloop.log_accumulate`). The factors are >= 1, so the product can only overflow: a
-    block whose product exceeds 1e300 takes ``log1p`` per datum. The gradient weights c r_k / (nu + r_k^2)
-    are a vectorised loop over the buffer and ``out += sum_k w_k x_k`` adds four rows at a time (a quarter
-    of the dependent updates of ``out``). Equal to the sum of ``loglik_i`` / ``loglik_grad_i`` to rounding
-    (absolute error ~2e-16 per datum)."""
-    N = X.shape[0]
-    d = X.shape[1]
-    c = beta * (nu + 1.0)
-    inv_nu = 1.0 / nu
-    r = np.empty(RLR_BLOCK)
-    s = 0.0
-    for b0 in range(0, N, RLR_BLOCK):
-        n = min(RLR_BLOCK, N - b0)
-        k = 0
-        while k + 8 <= n:  # eight rows at a time: each theta_j loaded once for eight rows
-            i = b0 + k
-            base = (i + RLR_PREFETCH) * d
-            for m in range(d):  # the eight rows ahead are 8 d doubles: d cache lines
-                _prefetch_flat(X, base + 8 * m)
-            a0 = y[i]
-            a1 = y[i + 1]
-            a2 = y[i + 2]
-            a3 = y[i + 3]
-            a4 = y[i + 4]
-            a5 = y[i + 5]
-            a6 = y[i + 6]
-            a7 = y[i + 7]
-            for j in range(d):
-                tj = theta[j]
-                a0 -= tj * X[i, j]
-                a1 -= tj * X[i + 1, j]
-                a2 -= tj * X[i + 2, j]
-                a3 -= tj * X[i + 3, j]
-                a4 -= tj * X[i + 4, j]
-                a5 -= tj * X[i + 5, j]
-                a6 -= tj * X[i + 6, j]
-                a7 -= tj * X[i + 7, j]
-            r[k] = a0
-            r[k + 1] = a1
-            r[k + 2] = a2
-            r[k + 3] = a3
-            r[k + 4] = a4
-            r[k + 5] = a5
-            r[k + 6] = a6
-            r[k + 7] = a7
-            k += 8
-        while k < n:
-            i = b0 + k
-            a = y[i]
-            for j in range(d):
-                a -= theta[j] * X[i, j]
-            r[k] = a
-            k += 1
-        p = 1.0
-        for k in range(n):
-            p *= 1.0 + r[k] * r[k] * inv_nu
-        if p <= 1e300:
-            s += math.log(p)
-        else:
-            for k in range(n):
-                s += math.log1p(r[k] * r[k] / nu)
-        if want_grad:
-            for k in range(n):
-                r[k] = c * r[k] / (nu + r[k] * r[k])
-            k = 0
-            while k + 4 <= n:
-                i = b0 + k
-                g0 = r[k]
-                g1 = r[k + 1]
-                g2 = r[k + 2]
-                g3 = r[k + 3]
-                for j in range(d):
-                    out[j] += (g0 * X[i, j] + g1 * X[i + 1, j]) + (g2 * X[i + 2, j] + g3 * X[i + 3, j])
-                k += 4
-            while k < n:
-                g0 = r[k]
-                for j in range(d):
-                    out[j] += g0 * X[b0 + k, j]
-                k += 1
-    return -0.5 * c * s
-
-
-@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
-def _sum_logistic(X, y, theta, beta, out, want_grad):
-    s = 0.0
-    d = X.shape[1]
-    for i in range(X.shape[0]):
-        z = 0.0
-        for j in range(d):
-            z += theta[j] * X[i, j]
-        if y[i] > 0.5:
-            s -= _log1pexp(-z)
-        else:
-            s -= _log1pexp(z)
-        if want_grad:
-            h = _sigmoid(z)
-            g = beta * (y[i] - h)
-            for j in range(d):
-                out[j] += g * X[i, j]
-    return beta * s
-
-
-@njit(cache=True, fastmath=FULL_DATA_FASTMATH)
-def _sum_linreg(X, y, theta, beta, noise_var, out, want_grad):
-    s = 0.0
-    d = X.shape[1]
-    c = beta / noise_var
-    for i in range(X.shape[0]):
-        r = y[i]
-        for j in range(d):
-            r -= theta[j] * X[i, j]
-        s += r * r
-        if want_grad:
-            for j in range(d):
-                out[j] += c * r * X[i, j]
-    return -0.5 * c * s
-
-
 @njit(cache=True)
 def loglik_sum(t: TallData, theta: np.ndarray) -> float:
-    """Full-data log-likelihood (N evaluations). The quadratic kinds use a specialised, vectorised loop
-    (the arithmetic of :func:`loglik_i`; ``FULL_DATA_FASTMATH`` lets LLVM reassociate the sums, so the
-    result equals the sum of ``loglik_i`` up to rounding) so full-batch baselines run at memory speed."""
-    if t.kind == TG or t.kind == GAUSS:
-        return _sum_quadratic(t.X, t.w, theta, t.beta)
-    if t.kind == RLR:
-        return _sum_rlr(t.X, t.y, theta, t.beta, t.nu, theta, False)
-    if t.kind == LOGISTIC:
-        return _sum_logistic(t.X, t.y, theta, t.beta, theta, False)
-    if t.kind == LINREG:
-        return _sum_linreg(t.X, t.y, theta, t.beta, t.nu, theta, False)
-    s = 0.0
-    for i in range(t.X.shape[0]):
-        s += loglik_i(t, i, theta)
-    return s
+    """Full-data log-likelihood (N evaluations): :func:`samplers.targets.likelihoods.full_loglik` (each kind's
+    vectorised loop, ``FULL_DATA_FASTMATH``: equal to the sum of :func:`loglik_i` up to rounding)."""
+    return full_loglik(t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta, False, t.ops)
 
 
 @njit(cache=True)
@@ -552,18 +233,7 @@ def log_post_grad(t: TallData, theta: np.ndarray, out: np.ndarray) -> float:
     if lp == -np.inf:
         return lp
     log_prior_grad(t, theta, out)
-    if t.kind == TG or t.kind == GAUSS:
-        return lp + _grad_quadratic(t.X, t.w, theta, t.beta, out)
-    if t.kind == RLR:
-        return lp + _sum_rlr(t.X, t.y, theta, t.beta, t.nu, out, True)
-    if t.kind == LOGISTIC:
-        return lp + _sum_logistic(t.X, t.y, theta, t.beta, out, True)
-    if t.kind == LINREG:
-        return lp + _sum_linreg(t.X, t.y, theta, t.beta, t.nu, out, True)
-    s = lp
-    for i in range(t.X.shape[0]):
-        s += loglik_grad_i(t, i, theta, 1.0, out)
-    return s
+    return lp + full_loglik(t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, out, True, t.ops)
 
 
 @njit(cache=True)
@@ -582,7 +252,11 @@ def _check_finite(name: str, a: np.ndarray) -> None:
         raise ValueError(f"{name} contains NaN or inf")
 
 
-def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, shift, M, c, prior_l1=0.0):
+def _make(
+    kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, shift, M, c, prior_l1=0.0, ops=NO_OPS
+):
+    check_kind(kind)
+    check_ops(int(kind), ops)
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     for name, a in (("X", X), ("y", y), ("shift", shift), ("M", M), ("c", c)):
@@ -606,7 +280,16 @@ def _make(kind, X, y, w, beta, nu, prior_mean, prior_prec, support, lo, hi, R, s
         np.ascontiguousarray(M, dtype=np.float64),
         np.ascontiguousarray(c, dtype=np.float64),
         float(prior_l1),
+        ops,
     )
+
+
+def check_target(t: TallData) -> None:
+    """ValueError (one line, naming what is missing) unless ``t``'s kind has per-datum functions: a known
+    kind, and for ``CUSTOM`` a registered model with every function (kernel setups call this, so a target
+    built by ``_replace`` is checked as well as one from a constructor)."""
+    check_kind(t.kind)
+    check_ops(int(t.kind), t.ops)
 
 
 def truncated_gaussian(Y: np.ndarray, sigma2: np.ndarray, beta: float = 1e-5, K: float = 3.0) -> TallData:
