@@ -33,6 +33,15 @@ Cell settings
     exactly what it sees, so raising ``runs`` or selecting fewer methods keeps every finished cell
     valid, and a cell that reads a grid key fails loudly (KeyError) instead of making its result
     depend on which other cells exist.
+Methods from config alone
+    ``settings["method_settings"]`` (:data:`METHOD_SETTINGS`, usually given by a config override, absent
+    by default) maps a method id to its own settings; every cell of that method carries its entry in its
+    params (``params["method_settings"]``), no other cell sees it, and the experiment's cell config and
+    cell settings leave it out, so adding a method with its settings changes no other cell's hash and
+    rewrites no config file. :func:`method_setting` reads a per-method value (the cell's entry, then the
+    experiment's per-method table, then a default); :func:`method_hyper` gives a method's hyperparameters
+    with a tuned step where none is set (:func:`samplers.tuning.tune_step` to the method's
+    ``accept_target``, default :data:`DEFAULT_ACCEPT_TARGET`).
 Aggregation
     ``aggregate(exp, settings, records, out)`` builds one DataFrame (all rows of ok cells, plus one
     row per cell that is not ok with its params, ``status`` and ``message``), writes the generic
@@ -73,6 +82,10 @@ DEFAULT_CONFIG = REPO / "config" / "default.yaml"
 MAX_GROWN_CELLS = 200_000  # find_cell(grow=True) stops doubling the replicate counts beyond this
 CELL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=+-]*$")
 DEFAULT_ROOT_SEED = 20261122
+METHOD_SETTINGS = "method_settings"
+# acceptance rate a method without one of its own is tuned to: the middle of the three rates the papers
+# hand-tune to (0.25 / 0.4 / 0.55, Yuan & Wang 2024, §5.1)
+DEFAULT_ACCEPT_TARGET = 0.4
 RECORD_FIELDS = ("experiment", "cell", "config_hash", "seed", "wall_seconds", "status")
 CELLS_COLUMNS = [
     "experiment",
@@ -120,7 +133,12 @@ def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = No
     over = applicable_override(exp.id, scale, overrides)
     given = dict(over.get("settings") or {})
     optional = {k: given.pop(k) for k in exp.optional_grid_keys if k in given}  # absent by default
+    per_method = given.pop(METHOD_SETTINGS, None)
     out = {**_deep_merge(exp.settings[scale], given, f"overrides.{exp.id}"), **optional}
+    if per_method is not None:  # may be absent from the experiment's own settings (module docstring)
+        out[METHOD_SETTINGS] = _deep_merge(out.get(METHOD_SETTINGS) or {}, per_method, None)
+    if METHOD_SETTINGS in out:
+        check_method_settings(exp.id, out[METHOD_SETTINGS])
     for k in exp.grid_keys:  # range(v) of a str or float, or an empty selection, fails late or not at all
         if k not in out:  # an optional grid key left out: the whole subset (Experiment.optional_grid_keys)
             continue
@@ -135,6 +153,58 @@ def experiment_settings(exp: Experiment, scale: str, overrides: dict | None = No
                 f"experiment {exp.id!r}: {k} (a replicate count) must be {what} integer, got {v!r}"
             )
     return out
+
+
+def check_method_settings(exp_id: str, per_method: Any) -> None:
+    """ValueError unless ``per_method`` maps registered method ids to mappings of settings."""
+    if not isinstance(per_method, dict) or not all(isinstance(v, dict) for v in per_method.values()):
+        raise ValueError(f"experiment {exp_id!r}: {METHOD_SETTINGS} must map method ids to mappings")
+    from samplers.registry import METHODS
+
+    unknown = sorted(set(per_method) - set(METHODS))
+    if unknown:
+        raise ValueError(f"experiment {exp_id!r}: {METHOD_SETTINGS}: unknown method(s) {unknown}")
+
+
+_MISSING = object()
+
+
+def method_setting(params: dict, settings: dict, key: str, default: Any = _MISSING) -> Any:
+    """A per-method setting of the cell ``params["method"]``: its own ``params["method_settings"][key]``,
+    else the experiment's per-method table ``settings[key][method]``, else ``default`` (none: a KeyError
+    naming the method and the key)."""
+    method = params.get("method")
+    own = params.get(METHOD_SETTINGS) or {}
+    if key in own:
+        return own[key]
+    table = settings.get(key)
+    if isinstance(table, dict) and method in table:
+        return table[method]
+    if default is _MISSING:
+        raise KeyError(
+            f"no {key!r} for method {method!r}: set {METHOD_SETTINGS}.{method}.{key} in the config"
+        )
+    return default
+
+
+def method_hyper(
+    params: dict, settings: dict, problem: Any, seed: np.random.SeedSequence, pilot_iters: int
+) -> tuple[dict[str, Any], float]:
+    """``(hyper, pilot acceptance)`` of the cell's method: its ``hyper`` setting (default: none, the
+    registry's defaults), and, if it names no value for the method's tuned step parameter
+    (``MethodSpec.step_param``), that step tuned by pilot runs to its ``accept_target``
+    (:func:`method_setting`, default :data:`DEFAULT_ACCEPT_TARGET`); pilot acceptance NaN if not tuned."""
+    from samplers.registry import get_method
+    from samplers.tuning import tune_step
+
+    method = params["method"]
+    hyper = dict(method_setting(params, settings, "hyper", {}))
+    step_param = get_method(method).step_param
+    if step_param is None or step_param in hyper:
+        return hyper, float("nan")
+    target = method_setting(params, settings, "accept_target", DEFAULT_ACCEPT_TARGET)
+    step, acc = tune_step(method, problem, target, seed, pilot_iters=pilot_iters, **hyper)
+    return {**hyper, step_param: step}, acc
 
 
 def _differing(a: dict, b: dict) -> list[str]:
@@ -199,10 +269,19 @@ def validate_config(cfg: Any, where: str) -> None:
 
 
 def enumerate_cells(exp: Experiment, settings: dict) -> list[dict]:
-    """``exp.cells(settings)``, checked: unique, file-name safe ``"cell"`` ids, JSON-able params."""
+    """``exp.cells(settings)``, checked: unique, file-name safe ``"cell"`` ids, JSON-able params; a cell
+    whose method has an entry in ``settings["method_settings"]`` carries it in its params."""
     cells = exp.cells(settings)
     if not isinstance(cells, list):
         raise ValueError(f"{exp.id}.cells() must return a list, got {type(cells).__name__}")
+    per_method = settings.get(METHOD_SETTINGS) or {}
+    if per_method:
+        cells = [
+            {**p, METHOD_SETTINGS: per_method[p["method"]]}
+            if isinstance(p, dict) and p.get("method") in per_method
+            else p
+            for p in cells
+        ]
     seen: set[str] = set()
     for p in cells:
         cid = p.get("cell") if isinstance(p, dict) else None
@@ -241,6 +320,10 @@ def check_cell_params(exp: Experiment, settings: dict, params: dict) -> None:
     """ValueError unless ``params`` (given from outside, e.g. ``--params-json``) are the params the
     enumeration gives cell ``params["cell"]`` (:func:`find_cell` with ``grow``)."""
     own = find_cell(exp, settings, params["cell"], grow=True)
+    if METHOD_SETTINGS in params and METHOD_SETTINGS not in own:  # the workflow's cell configs leave
+        if not isinstance(params[METHOD_SETTINGS], dict):  # method settings to the params
+            raise ValueError(f"params of {exp.id}/{params['cell']}: {METHOD_SETTINGS} must be a mapping")
+        own = {**own, METHOD_SETTINGS: params[METHOD_SETTINGS]}
     diff = _differing(own, params)
     if diff:
         shown = [(k, *(repr(d[k]) if k in d else "(absent)" for d in (params, own))) for k in diff]
@@ -307,8 +390,9 @@ def _is_unavailable(exc: BaseException) -> bool:
 
 
 def cell_settings(exp: Experiment, settings: dict) -> dict:
-    """What a cell of ``exp`` sees: ``settings`` without the experiment's ``grid_keys``."""
-    return {k: v for k, v in settings.items() if k not in exp.grid_keys}
+    """What a cell of ``exp`` sees: ``settings`` without the experiment's ``grid_keys`` and without the
+    per-method settings (each cell has its own method's in its params)."""
+    return {k: v for k, v in settings.items() if k not in exp.grid_keys and k != METHOD_SETTINGS}
 
 
 def cell_config_hash(exp: Experiment, scale: str, settings: dict, params: dict) -> str:

@@ -5,6 +5,9 @@ Every baseline method (registry ids ``rwm mala barker hmc sgld`` on the tall-dat
 runs as one cell per (method, target, replicate). Step sizes of the MH-type methods are tuned to
 an acceptance rate by pilot runs (:func:`samplers.tuning.tune_step`; the papers hand-tune to
 0.25/0.4/0.55, Yuan & Wang 2024, §5.1); SGLD has no acceptance test and uses a fixed step per target.
+Another registered method runs when a config adds it to ``tall_methods`` (a selection: no other cell's
+hash changes), with its ``method_settings`` if the config gives any (``accept_target``, ``hyper``) and
+otherwise its step tuned to 0.4 (:func:`bench.cells.method_hyper`).
 Table: ESS/s (min / median / max over dimensions) with both ESS estimators named (``identity`` =
 the paper's, Yuan & Wang 2024, §5.1; ``authors`` = MCMCDiagnosticTools 0.3.x bulk, split, lag cap 250),
 averaged over replicates; figure: median ESS/s per method and target.
@@ -80,10 +83,9 @@ def cells(settings: dict) -> list[dict]:
 
 def run_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[dict]:
     """Build the target, tune the step (MH types), run one chain, report ESS/s both ways."""
-    from bench.cells import child_seed
+    from bench.cells import child_seed, method_hyper
     from bench.metrics import ess_report, ks_2samp_per_dim
     from samplers import registry
-    from samplers.tuning import tune_step
 
     s = ctx.settings
     method, target = params["method"], params["target"]
@@ -96,15 +98,8 @@ def run_cell(params: dict, seed: np.random.SeedSequence, ctx: Any) -> list[dict]
         hyper["scan"] = params["scan"]
     elif method == "sgld":
         hyper.update(s["sgld"][target])
-    else:
-        step, tuned_acc = tune_step(
-            method,
-            problem,
-            s["accept_target"][method],
-            child_seed(seed, 1),
-            pilot_iters=int(s["pilot_iters"]),
-        )
-        hyper["step"] = step
+    else:  # any other registered method: its settings from the config, its step tuned if none is given
+        hyper, tuned_acc = method_hyper(params, s, problem, child_seed(seed, 1), int(s["pilot_iters"]))
     n_iter = int(s["n_iter"])
     res = registry.run(method, problem, n_iter, child_seed(seed, 2), **hyper)
     burn = int(s["burn_in_fraction"] * res.samples.shape[0])
@@ -201,6 +196,6 @@ EXPERIMENTS = [
         notes="Not a paper table: a workflow exercise on smoke-size targets at both scales; "
         "'paper' only runs longer chains and 3 replicates. The paper-scale baselines live "
         "in the exact_mh experiments.",
-        grid_keys=("replicates",),
+        grid_keys=("replicates", "tall_methods"),
     )
 ]

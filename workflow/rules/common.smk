@@ -39,6 +39,7 @@ envvars:
 
 
 from bench.cells import (  # noqa: E402
+    METHOD_SETTINGS,
     applicable_override,
     cell_settings,
     enumerate_cells,
@@ -130,14 +131,16 @@ def experiment_config(exp):
 
 def experiment_cell_config(exp):
     """What one experiment's cells read (results/config/<exp>.cells.json): experiment_config without
-    the experiment's grid keys (replicate counts such as runs) and without the overrides' reason
-    text (and without an override for the other scale). Raising runs therefore leaves this file, and
-    every finished cell, as they are; each cell job gets its own params (run index included) as a
-    Snakemake param instead."""
+    the experiment's grid keys (replicate counts such as runs, selections such as methods), without
+    the per-method settings (a cell of a method gets that method's in its params) and without the
+    overrides' reason text (and without an override for the other scale). Raising runs, or adding a
+    method with its settings, therefore leaves this file, and every finished cell, as they are; each
+    cell job gets its own params (run index included) as a Snakemake param instead."""
     e = get_experiment(exp)
     cfg = experiment_config(exp)
     over = applicable_override(exp, SCALE, cfg["overrides"])
-    kept = {k: v for k, v in (over.get("settings") or {}).items() if k not in e.grid_keys}
+    hidden = set(e.grid_keys) | {METHOD_SETTINGS}
+    kept = {k: v for k, v in (over.get("settings") or {}).items() if k not in hidden}
     cfg["overrides"] = {exp: {"scale": SCALE, "settings": kept}} if kept else {}
     cfg["resolved_settings"] = cell_settings(e, SETTINGS[exp])
     return cfg

@@ -3,12 +3,21 @@
 # results/{verify_exact,theory_vs_empirics,claims}.csv. A failing family does not stop the DAG: its
 # exit code goes into results/verify_status.csv and check_cells then fails loudly. If the verify
 # subcommand is not installed in this checkout, verify_status says "not available".
+# `experiments: all` runs every check family (the shipped ones and those of installed plugins,
+# verify.registry.all_families); a selection runs only the families verifying the selected experiments'
+# families (verify.registry.families_of_experiments).
 try:
-    from verify.registry import FAMILIES as VERIFY_FAMILIES
+    from verify.registry import all_families, families_of_experiments
 except ModuleNotFoundError as _e:
     if not (_e.name or "").startswith("verify"):
         raise
     VERIFY_FAMILIES = ()
+else:
+    VERIFY_FAMILIES = (
+        all_families()
+        if config.get("experiments", "all") == "all"
+        else families_of_experiments([get_experiment(e).family for e in config["experiments"]])
+    )
 
 
 wildcard_constraints:
