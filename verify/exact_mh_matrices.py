@@ -107,6 +107,7 @@ def poisson_mh_matrix(
     P = np.zeros((S, S))
     phi = D.phi_terms(t, lat.grid)  # (S, N)
     lpost = D.log_post(t, lat.grid)
+    lprior = D.log_prior(t, lat.grid)  # the prior ratio is exact in the kernel's acceptance
     err = 0.0
     for x in range(S):
         th = lat.grid[x]
@@ -121,7 +122,7 @@ def poisson_mh_matrix(
                 P[x, y] += q * min(1.0, np.exp(lpost[y] - lpost[x]))
                 continue
             logrho = np.log((a + phi[y]) / (a + phi[x]))
-            lr = cg.S @ logrho
+            lr = cg.S @ logrho + (lprior[y] - lprior[x])
             P[x, y] += q * float(cg.w @ np.minimum(1.0, np.exp(np.minimum(lr, 0.0))))
     return _fill_diag(P), err
 
@@ -135,6 +136,7 @@ def tuna_mh_matrix(
     P = np.zeros((S, S))
     ll = D.loglik_terms(t, lat.grid)
     lpost = D.log_post(t, lat.grid)
+    lprior = D.log_prior(t, lat.grid)
     err = 0.0
     Md = lat.h
     lam = chi * C * C * Md * Md
@@ -153,7 +155,7 @@ def tuna_mh_matrix(
             cg = poisson_grid(a + ph, tail)
             err = max(err, cg.tail)
             logrho = np.log((a + t.c * Md - ph) / (a + ph))
-            lr = cg.S @ logrho
+            lr = cg.S @ logrho + (lprior[y] - lprior[x])
             P[x, y] += q * float(cg.w @ np.minimum(1.0, np.exp(np.minimum(lr, 0.0))))
     return _fill_diag(P), err
 
