@@ -20,8 +20,8 @@ target"). Everything uses the public API only (no edit inside ``samplers/``):
    0.25 in the ball, built by ``samplers.targets.custom.small_version``) the exact PoissonMH transition matrix
    (``verify.exact_mh_matrices.poisson_mh_matrix``) against one-step transitions of the real kernel
    (``verify.exact_mh_drive.repeat_poisson_mh``; G-tests over the rows, family-wise false alarm 1e-4 by
-   ``verify.empirical.kernel_vs_matrix``), and the same check rejecting a broken kernel (counts drawn at
-   rates off by one in the ratio).
+   ``verify.empirical.kernel_vs_matrix``), and the same check rejecting a broken kernel (the ratio's rates
+   off by one).
 
 ``--quick`` (the test suite) runs shorter chains and fewer exact-check transitions. Exit code 1 if a check
 fails.
