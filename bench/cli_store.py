@@ -20,7 +20,7 @@ from bench.cells import REPO
 
 FULL_CONFIG = REPO / "config" / "full.yaml"
 DOCS = REPO / "docs" / "results"
-# not experiments: the `mcmc-bench perf --paired` and `mcmc-bench peers` measurements behind docs/performance.md
+# not experiments: the `mcmc-bench perf --paired` and `mcmc-bench peers` runs behind docs/performance.md
 OTHER_TABLES = ("perf", "peers")
 
 
