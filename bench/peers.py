@@ -39,6 +39,7 @@ N_LEAP = 10
 TARGET_ACCEPT = 0.4
 SUBSAMPLE = 1000
 QUICK_N = 10_000
+CHAIN_SEED, REFERENCE_SEED = 2, 11  # every timed-side chain; the NUTS reference chain
 NBETA = {"truncated_gaussian": 1.0, "robust_regression": 10.0}  # N beta of the paper problems
 
 
@@ -196,7 +197,7 @@ class OursSide(Side):
         res, cpu = timed_run(self.method, self.problem, self.n_time, 1, 1, **self.hyper)
         return cpu / self.n_time
 
-    def chain(self, n: int, seed: int = 2):
+    def chain(self, n: int, seed: int = CHAIN_SEED):
         from samplers import registry
 
         res = registry.run(self.method, self.problem, n, seed, x0=self.x0, **self.hyper)
@@ -248,7 +249,7 @@ class BlackjaxSide(Side):
         (self.state, _), cpu = _cpu(self._go, self.state, self.n_time, k)
         return cpu / self.n_time
 
-    def chain(self, n: int, seed: int = 2):
+    def chain(self, n: int, seed: int = CHAIN_SEED):
         import numpy as np
 
         _, (pos, acc) = self._go(self.init(self.x0), n, self.jax.random.key(seed))
@@ -302,7 +303,7 @@ class NumpyroSide(Side):
         (self.state, _), cpu = _cpu(self._go, self.state, self.n_time)
         return cpu / self.n_time
 
-    def chain(self, n: int, seed: int = 2):
+    def chain(self, n: int, seed: int = CHAIN_SEED):
         import numpy as np
 
         st = self.warm_state._replace(rng_key=self.jax.random.key(seed))
@@ -335,7 +336,7 @@ def _reference(target: str, prob, quick: bool, log) -> tuple[Any, Any, str]:
         return draws.mean(axis=0), draws.std(axis=0), "exact draws"
     x0 = prob.init(np.random.default_rng(0))
     ref = NumpyroSide("nuts", prob.model, x0, 300 if quick else 1000)
-    draws, _ = ref.chain(1000 if quick else 4000, seed=11)
+    draws, _ = ref.chain(1000 if quick else 4000, seed=REFERENCE_SEED)
     log(f"peers {target}: reference NUTS chain of {len(draws)} draws")
     return draws.mean(axis=0), draws.std(axis=0), "NUTS (NumPyro)"
 
@@ -470,6 +471,8 @@ def versions() -> dict[str, str]:
 def run_peers(quick: bool, out: str, figs: str, log=print) -> Path:
     import pandas as pd
 
+    from bench.cells import code_commit
+    from bench.perf_compare import host_cpu
     from samplers.result import atomic_write_text
 
     rounds, budget, ess_s = (3, 0.1, 1.5) if quick else (5, 0.3, 8.0)
@@ -480,6 +483,8 @@ def run_peers(quick: bool, out: str, figs: str, log=print) -> Path:
     for k, v in versions().items():
         df[f"{k}_version"] = v
     df["quick"] = quick
+    df["seed"], df["reference_seed"] = CHAIN_SEED, REFERENCE_SEED
+    df["code_commit"], df["cpu"] = code_commit(), host_cpu()
     atomic_write_text(out, df.to_csv(index=False, float_format="%.6g"))
     figure(df, figs)
     return Path(out)

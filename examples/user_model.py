@@ -3,7 +3,7 @@
 
 The model is Bayesian Poisson regression, ``y_i ~ Poisson(exp(b + x_i^T theta))`` with a known offset ``b``,
 a N(0, I) prior restricted to the ball ``||theta|| <= R`` and the likelihood tempered by ``beta`` (the
-Poisson-minibatch methods need sum_i M_i well below N, docs/architecture.md "Defining a tall-data
+Poisson-minibatch methods need sum_i M_i well below N, docs/targets.md "Defining a tall-data
 target"). Everything uses the public API only (no edit inside ``samplers/``):
 
 1. the model: a NamedTuple of its parameters, its per-datum log-likelihood and gradient registered with

@@ -164,24 +164,13 @@ def outside_support(model: Any, x: np.ndarray) -> str | None:
     return None
 
 
-# families whose kernels read only the shipped kinds' arrays (no per-datum dispatch for a CUSTOM model)
-NO_CUSTOM_FAMILIES = ("approx",)
-
-
 def _check_model(model: Any, method: str) -> None:
-    """A tall-data target must have per-datum functions for its kind; a ``CUSTOM`` (user) model is refused
-    by the families that cannot evaluate it."""
-    from samplers import registry
+    """A tall-data target must have per-datum functions for its kind (every tall-data method evaluates a
+    ``CUSTOM`` model through the one dispatch of :mod:`samplers.targets.likelihoods`)."""
     from samplers.targets import tall
 
     if isinstance(model, tall.TallData):
         tall.check_target(model)
-        spec = registry.METHODS.get(method)
-        if model.kind == tall.CUSTOM and spec is not None and spec.family in NO_CUSTOM_FAMILIES:
-            raise ValueError(
-                f"method {method!r} ({spec.family} family) does not take user-defined (CUSTOM) targets; "
-                "use an exact or full-batch method"
-            )
 
 
 def check_state(problem: Problem, x0: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:

@@ -106,7 +106,8 @@ def test_method_hyper_tunes_the_step_unless_the_settings_give_it():
     pb = registry.build_problem("gaussian_location", 0, scale="smoke")
     seed = np.random.SeedSequence(5)
     hyper, acc = C.method_hyper({"method": "rwm"}, {}, pb, seed, 50)
-    assert hyper["step"] == tune_step("rwm", pb, C.DEFAULT_ACCEPT_TARGET, np.random.SeedSequence(5), pilot_iters=50)[0] and acc > 0
+    ref = tune_step("rwm", pb, C.DEFAULT_ACCEPT_TARGET, np.random.SeedSequence(5), pilot_iters=50)[0]
+    assert hyper["step"] == ref and acc > 0
     own = {"method": "rwm", "method_settings": {"hyper": {"step": 0.1}}}
     assert C.method_hyper(own, {}, pb, seed, 50) == ({"step": 0.1}, pytest.approx(float("nan"), nan_ok=True))
     assert C.method_hyper({"method": "gibbs"}, {}, pb, seed, 50)[0] == {}  # no tuned step parameter

@@ -744,7 +744,7 @@ def test_no_refcount_cores():
     r1 = np.random.default_rng(7)
     via = seq_ttest(t, theta, theta_p, 0.0, np.arange(N), 40, tc, r1)
     seed, gamma = new_stream(r2)
-    arrays = (t.kind, t.X, t.y, t.w, t.beta, t.nu)
+    arrays = (t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops)
     direct = _ttest_core(*arrays, theta, theta_p, 0.0, perms[1], 40, tc, seed, gamma)
     assert via == direct
     cores = _no_refcount_cores()

@@ -80,19 +80,20 @@ def mu0_of(N: int, log_u: float, dlogprior: float, lqr: float) -> float:
 
 
 @njit(cache=True, inline="always")
-def li_arrays(kind: int, X, y, w, beta: float, nu: float, i: int, theta, theta_p) -> float:
+def li_arrays(kind: int, X, y, w, beta: float, nu: float, i: int, theta, theta_p, ops) -> float:
     """``l_i = ll_i(theta') - ll_i(theta)`` on the arrays, row i read once (:func:`samplers.hotloop.ll_pair`);
-    logistic as one ``log1p`` of the increment (:func:`samplers.hotloop.log1pexp_diff`)."""
+    logistic as one ``log1p`` of the increment (:func:`samplers.hotloop.log1pexp_diff`); ``ops`` selects a
+    CUSTOM model's functions (the shipped kinds pass ``NoOps``)."""
     if kind == LOGISTIC:
         z0, z1 = pair_z(X, i, theta, theta_p)
         sg = -1.0 if y[i] > 0.5 else 1.0
         return -beta * log1pexp_diff(sg * z0, sg * (z1 - z0))
-    a, b = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p)
+    a, b = ll_pair(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
     return b - a
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _ttest_core(kind, X, y, w, beta, nu, theta, theta_p, mu0, perm, m, tcrit, seed, gamma):
+def _ttest_core(kind, X, y, w, beta, nu, ops, theta, theta_p, mu0, perm, m, tcrit, seed, gamma):
     """The test on the arrays (no reference counting: scalars in and out, nothing allocated)."""
     N = X.shape[0]
     n = 0
@@ -116,7 +117,7 @@ def _ttest_core(kind, X, y, w, beta, nu, theta, theta_p, mu0, perm, m, tcrit, se
         for q in range(n, n + k):
             if q + PREFETCH_AHEAD < n + k:
                 prefetch_row(X, perm[q + PREFETCH_AHEAD], False)
-            lv = li_arrays(kind, X, y, w, beta, nu, perm[q], theta, theta_p)
+            lv = li_arrays(kind, X, y, w, beta, nu, perm[q], theta, theta_p, ops)
             if q == 0:
                 c = lv
             a = lv - c
@@ -159,19 +160,21 @@ def seq_ttest(
     the generic path (``rng.integers``, two ``loglik_i`` calls on the NamedTuple, Welford) costs
     ~6x this one per datum."""
     seed, gamma = new_stream(rng)
-    return _ttest_core(t.kind, t.X, t.y, t.w, t.beta, t.nu, theta, theta_p, mu0, perm, m, tcrit, seed, gamma)
+    return _ttest_core(
+        t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops, theta, theta_p, mu0, perm, m, tcrit, seed, gamma
+    )
 
 
 @njit(cache=True)
 def full_pass_stats(t: TallData, theta: np.ndarray, theta_p: np.ndarray):
     """(mean l_i, population sd of l_i, max |l_i|) over all N data (one O(N) pass)."""
     N = t.X.shape[0]
-    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu
+    kind, X, y, w, beta, nu, ops = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops
     mean = 0.0
     m2 = 0.0
     mx = 0.0
     for i in range(N):
-        lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p)
+        lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
         dlt = lv - mean
         mean += dlt / (i + 1)
         m2 += dlt * (lv - mean)

@@ -68,7 +68,7 @@ def barker_minibatch_test(
     """The S17 test for log-ratio offset k = log p0(t')/p0(t) + log q(t|t')/q(t'|t). Returns
     (accept, batch size)."""
     N = t.X.shape[0]
-    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu  # once: no NamedTuple per datum
+    kind, X, y, w, beta, nu, ops = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops  # once, not per datum
     n = 0
     mean = 0.0
     m2 = 0.0
@@ -77,7 +77,7 @@ def barker_minibatch_test(
         kk = min(m, N - n)
         for _ in range(kk):
             i = draw_next(perm, n, rng)
-            lam = N * li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p)
+            lam = N * li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
             buf[n] = lam
             n += 1
             dlt = lam - mean

@@ -35,7 +35,7 @@ def sublhd_test(
 ):
     """B14 adaptive subsampling test. Returns (accept, data used)."""
     N = t.X.shape[0]
-    kind, X, y, w, beta, nu = t.kind, t.X, t.y, t.w, t.beta, t.nu  # once: no NamedTuple per datum
+    kind, X, y, w, beta, nu, ops = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops  # once, not per datum
     b = min(m, N)
     n = 0
     mean = 0.0
@@ -44,7 +44,7 @@ def sublhd_test(
     while True:
         while n < b:
             i = draw_next(perm, n, rng)
-            lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p)
+            lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
             n += 1
             dlt = lv - mean
             mean += dlt / n
