@@ -41,6 +41,7 @@ FAMILY_MODULES = (
     "samplers.methods.baselines",
     "samplers.methods.exact_mh",
     "samplers.methods.approx",
+    "samplers.methods.approx_targets",
     "samplers.methods.poisson_gibbs",
     "samplers.methods.herded",
 )

@@ -10,7 +10,7 @@ import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir before numba is used)
 from samplers import proposals as PR
-from samplers.methods import approx as MA
+from samplers.methods import approx_targets as MA
 from samplers.targets import tall
 from verify import continuous as VC
 from verify import densities as DN

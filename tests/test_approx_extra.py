@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import samplers  # noqa: F401  (sets the Numba cache dir before numba is used)
-from samplers.methods import approx as MA
+from samplers.methods import approx_targets as MA
 from samplers.targets import tall
 
 

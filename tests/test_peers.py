@@ -138,3 +138,29 @@ def test_a_stored_run_is_redrawn_without_the_extra_and_a_wrong_table_is_refused(
     pd.DataFrame([{"target": "x"}]).to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match="not a peers table"):
         peers.redraw(tmp_path / "bad.csv", out, tmp_path)
+
+
+@pytest.mark.slow
+def test_quick_run_writes_every_side_with_its_provenance(jax_mod, tmp_path):
+    """``mcmc-bench peers --quick`` end to end: one row per target and side (ours, BlackJAX, NumPyro), each
+    timed, accepting, with a finite posterior-mean difference and its seed, commit and CPU kind."""
+    import pandas as pd
+
+    from bench.cli import main
+
+    out = tmp_path / "peers.csv"
+    assert main(["peers", "--quick", "--out", str(out), "--figs", str(tmp_path)]) == 0
+    df = pd.read_csv(out)
+    sides = {(i, m) for i, m in zip(df.impl, df.method, strict=True)}
+    expect = {("ours", m) for m in (*peers.FULL_BATCH, *peers._exact_minibatch())}
+    expect |= {("blackjax", m) for m in peers.FULL_BATCH} | {("numpyro", "hmcecs"), ("numpyro", "nuts")}
+    for target in peers.TARGETS:
+        g = df[df.target == target]
+        assert {(i, m) for i, m in zip(g.impl, g.method, strict=True)} == expect, target
+    assert sides == expect
+    assert (df.us_per_iter > 0).all() and df.accept.between(0.05, 1.0).all()
+    assert np.isfinite(df.max_mean_diff_sd).all() and np.isfinite(df.ess_bulk_per_s_over_hmcecs).all()
+    bj = df[df.impl == "blackjax"]
+    assert np.isfinite(bj.peer_over_ours).all() and (bj.peer_over_ours > 0).all()
+    assert (df.seed == peers.CHAIN_SEED).all() and df.code_commit.notna().all() and df.cpu.notna().all()
+    assert (tmp_path / "peers.png").stat().st_size > 0

@@ -112,10 +112,10 @@ def run_austere_mh_stiefel(
 
 
 def build_ica_stiefel(seed, N: int, D: int) -> Problem:
-    """K14 §6.2 data (:func:`samplers.methods.approx.make_ica_data`: logistic sources, whitened mixtures) with
-    W on O(D). Init: the orthogonal factor of the true unmixing A_eff^{-1} (K14 state no init; assumption).
-    meta: ``A_eff`` (whitened mixing), ``W_true`` (that init)."""
-    from samplers.methods.approx import make_ica_data
+    """K14 §6.2 data (:func:`samplers.methods.approx_targets.make_ica_data`: logistic sources, whitened
+    mixtures) with W on O(D). Init: the orthogonal factor of the true unmixing A_eff^{-1} (K14 state no
+    init; assumption). meta: ``A_eff`` (whitened mixing), ``W_true`` (that init)."""
+    from samplers.methods.approx_targets import make_ica_data
 
     check_positive("N", N, integer=True)
     check_positive("D", D, integer=True)

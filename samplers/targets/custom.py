@@ -18,8 +18,9 @@ per-datum functions registered for that class::
     t = custom_target(PoissonRegression(0.0), X, y, support="ball", R=2.0, M=..., shift=..., c=...)
 
 ``t`` is a :class:`samplers.targets.tall.TallData` of kind ``CUSTOM`` and runs with every tall-data method
-that uses the per-datum dispatch (full-batch MH / MALA / Barker / HMC, SGLD, PoissonMH, TunaMH,
-Poisson-MALA / Barker, Tuna-SGLD) and with ``verify``'s bound checker. The functions are compiled with
+(full-batch MH / MALA / Barker / HMC, SGLD, PoissonMH, TunaMH, Poisson-MALA / Barker, Tuna-SGLD, and the
+approximate tests AustereMH, SGLD + the sequential test, MHSubLhd, MHminibatch) and with ``verify``'s bound
+checker. The functions are compiled with
 ``numba.njit(cache=True, fastmath=FULL_DATA_FASTMATH)`` and selected at compile time by the TYPE of the
 parameters (:mod:`samplers.targets.model_ops`), so the kernels stay cached across processes; editing a
 registered function (or the class) recompiles the kernels for that model. The functions must not allocate

@@ -61,7 +61,7 @@ def ica_cells(s: dict) -> list[dict]:
 
 
 def _amari_all(samples: np.ndarray, A: np.ndarray) -> np.ndarray:
-    from samplers.methods.approx import amari_distance
+    from samplers.methods.approx_targets import amari_distance
 
     D = A.shape[0]
     return np.array([amari_distance(w.reshape(D, D), A) for w in samples])
