@@ -72,7 +72,7 @@ class ModelDefinition:
             self._fns.sources[name] = inspect.getsource(py)
         except (OSError, TypeError):
             self._fns.sources[name] = py.__code__.co_code.hex()
-        jitted = njit(cache=True, fastmath=FULL_DATA_FASTMATH)(py)
+        jitted = njit(cache=True, fastmath=FULL_DATA_FASTMATH, inline="always")(py)
         setattr(self._fns, name, jitted)
         return jitted
 
