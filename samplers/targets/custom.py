@@ -72,8 +72,10 @@ class ModelDefinition:
             self._fns.sources[name] = inspect.getsource(py)
         except (OSError, TypeError):
             self._fns.sources[name] = py.__code__.co_code.hex()
-        jitted = njit(cache=True, fastmath=FULL_DATA_FASTMATH, inline="always")(py)
+        jitted = njit(cache=True, fastmath=FULL_DATA_FASTMATH)(py)
         setattr(self._fns, name, jitted)
+        if name == "loglik_grad":  # the full-data pass inlines it (samplers.targets.model_ops)
+            self._fns.loglik_grad_inline = njit(cache=True, fastmath=FULL_DATA_FASTMATH, inline="always")(py)
         return jitted
 
     def loglik(self, fn: Any) -> Any:

@@ -31,7 +31,13 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from samplers.targets.model_ops import NoOps, custom_loglik, custom_loglik_grad, registered
+from samplers.targets.model_ops import (
+    NoOps,
+    custom_loglik,
+    custom_loglik_grad,
+    custom_loglik_grad_full,
+    registered,
+)
 
 TG, RLR, LOGISTIC, MIXTURE, GAUSS, LINREG, ICA, CUSTOM = 0, 1, 2, 3, 4, 5, 6, 7
 KIND_NAMES = {
@@ -544,7 +550,7 @@ def _sum_custom(X, y, theta, beta, out, want_grad, ops):
     s = 0.0
     for i in range(X.shape[0]):
         if want_grad:
-            s += custom_loglik_grad(ops, X[i], y[i], theta, beta, out)
+            s += custom_loglik_grad_full(ops, X[i], y[i], theta, beta, out)
         else:
             s += custom_loglik(ops, X[i], y[i], theta)
     return beta * s

@@ -86,6 +86,7 @@ class ModelFunctions:
     cls: type
     loglik: Any = None
     loglik_grad: Any = None
+    loglik_grad_inline: Any = None  # the same function compiled inline="always" (the full-data pass)
     sources: dict = field(default_factory=dict)
 
     def missing(self) -> list[str]:
@@ -152,10 +153,12 @@ def custom_loglik_grad(ops, x, yi, theta, scale, out):
     raise NotImplementedError("called outside Numba")
 
 
-# Both stubs and the registered functions are inlined into the calling kernel (Numba IR inlining): a
-# full-data gradient pass that calls the model per datum out of line cannot keep ``out`` in registers and
-# cost 2.7x the shipped logistic loop (128 vs 44 ns a datum); inlined, 46 vs 30-40 (bench.user_target_cost).
-@overload(custom_loglik, inline="always")
+def custom_loglik_grad_full(ops, x, yi, theta, scale, out):
+    """:func:`custom_loglik_grad` inlined into the caller (the full-data gradient pass)."""
+    raise NotImplementedError("called outside Numba")
+
+
+@overload(custom_loglik)
 def _ov_custom_loglik(ops, x, yi, theta):
     if isinstance(ops, UserOpsType):
         fn = _functions_of(ops).loglik
@@ -171,17 +174,27 @@ def _ov_custom_loglik(ops, x, yi, theta):
     return no_model
 
 
-@overload(custom_loglik_grad, inline="always")
-def _ov_custom_loglik_grad(ops, x, yi, theta, scale, out):
-    if isinstance(ops, UserOpsType):
-        fn = _functions_of(ops).loglik_grad
+def _grad_overload(which: str):
+    def ov(ops, x, yi, theta, scale, out):
+        if isinstance(ops, UserOpsType):
+            fn = getattr(_functions_of(ops), which)
 
-        def impl(ops, x, yi, theta, scale, out):
-            return fn(ops, x, yi, theta, scale, out)
+            def impl(ops, x, yi, theta, scale, out):
+                return fn(ops, x, yi, theta, scale, out)
 
-        return impl
+            return impl
 
-    def no_model(ops, x, yi, theta, scale, out):
-        return math.nan
+        def no_model(ops, x, yi, theta, scale, out):
+            return math.nan
 
-    return no_model
+        return no_model
+
+    return ov
+
+
+overload(custom_loglik_grad)(_grad_overload("loglik_grad"))
+# A full-data gradient pass calling the model per datum out of line cannot keep ``out`` in registers: 128 ns a
+# datum against the shipped logistic loop's 44. Inlined (Numba IR inlining of the stub and the function) it
+# costs 46 (bench.user_target_cost). Only that pass inlines: in the minibatch hot loops inlining gains nothing
+# measurable and makes Numba emit NumbaIRAssumptionWarning.
+overload(custom_loglik_grad_full, inline="always")(_grad_overload("loglik_grad_inline"))
