@@ -195,6 +195,6 @@ def _grad_overload(which: str):
 overload(custom_loglik_grad)(_grad_overload("loglik_grad"))
 # A full-data gradient pass calling the model per datum out of line cannot keep ``out`` in registers: 128 ns a
 # datum against the shipped logistic loop's 44. Inlined (Numba IR inlining of the stub and the function) it
-# costs 46 (bench.user_target_cost). Only that pass inlines: in the minibatch hot loops inlining gains nothing
-# measurable and makes Numba emit NumbaIRAssumptionWarning.
+# costs 49 (bench.user_target_cost). Only that pass inlines: the minibatch hot loops call the model out of
+# line at the shipped kind's cost (PoissonMH 1.02x); inlining there made Numba emit NumbaIRAssumptionWarning.
 overload(custom_loglik_grad_full, inline="always")(_grad_overload("loglik_grad_inline"))
