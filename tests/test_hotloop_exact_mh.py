@@ -747,6 +747,11 @@ def test_no_refcount_cores():
     arrays = (t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops)
     direct = _ttest_core(*arrays, theta, theta_p, 0.0, perms[1], 40, tc, seed, gamma)
     assert via == direct
+    # the full-data pass of AustereMH(nc) / MHSubLhd / exact RJMCMC: balanced, and the caller's answer
+    from samplers.approx.seqtest import _full_pass_core, full_pass_stats
+
+    assert _nrt_balance(lambda: full_pass_stats(t, theta, theta_p)) == (0, 0)
+    assert full_pass_stats(t, theta, theta_p) == _full_pass_core(*arrays, theta, theta_p)
     cores = _no_refcount_cores()
     assert tuna_ratio_core in cores
     for core in cores:

@@ -165,22 +165,27 @@ def seq_ttest(
     )
 
 
+@njit(cache=True, **NO_REFCOUNT)
+def _full_pass_core(kind, X, y, w, beta, nu, ops, theta, theta_p):
+    """The pass on the arrays (no reference counting per datum, as :func:`_ttest_core`); shifted sums."""
+    N = X.shape[0]
+    c = li_arrays(kind, X, y, w, beta, nu, 0, theta, theta_p, ops)  # shift: the first l_i
+    s1 = 0.0
+    s2 = 0.0
+    mx = abs(c)
+    for i in range(1, N):
+        lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
+        a = lv - c
+        s1 += a
+        s2 += a * a
+        if abs(lv) > mx:
+            mx = abs(lv)
+    mean = s1 / N
+    var = s2 / N - mean * mean
+    return c + mean, math.sqrt(var if var > 0.0 else 0.0), mx
+
+
 @njit(cache=True)
 def full_pass_stats(t: TallData, theta: np.ndarray, theta_p: np.ndarray):
     """(mean l_i, population sd of l_i, max |l_i|) over all N data (one O(N) pass)."""
-    N = t.X.shape[0]
-    kind, X, y, w, beta, nu, ops = t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops
-    mean = 0.0
-    m2 = 0.0
-    mx = 0.0
-    for i in range(N):
-        lv = li_arrays(kind, X, y, w, beta, nu, i, theta, theta_p, ops)
-        dlt = lv - mean
-        mean += dlt / (i + 1)
-        m2 += dlt * (lv - mean)
-        if abs(lv) > mx:
-            mx = abs(lv)
-    var = m2 / N
-    if var < 0.0:
-        var = 0.0
-    return mean, math.sqrt(var), mx
+    return _full_pass_core(t.kind, t.X, t.y, t.w, t.beta, t.nu, t.ops, theta, theta_p)

@@ -130,9 +130,9 @@ def _mixture_ll(yi: float, s2: float, t0: float, t1: float, beta: float) -> floa
     b = yi - t0 - t1
     la = -0.5 * a * a / s2
     lb = -0.5 * b * b / s2
-    m = max(la, lb)
-    val = m + math.log(0.5 * math.exp(la - m) + 0.5 * math.exp(lb - m)) - 0.5 * math.log(2.0 * math.pi * s2)
-    return beta * val
+    # log(e^la / 2 + e^lb / 2) = max + log1p(e^-|la - lb|) - log 2: one exp and one log1p a datum
+    e = math.exp(-abs(la - lb))
+    return beta * (max(la, lb) + math.log1p(e) - math.log(2.0) - 0.5 * math.log(2.0 * math.pi * s2))
 
 
 @njit(cache=True)
@@ -344,14 +344,12 @@ def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale
         b = yi - theta[0] - theta[1]
         la = -0.5 * a * a / s2
         lb = -0.5 * b * b / s2
-        m = max(la, lb)
-        ea = math.exp(la - m)
-        eb = math.exp(lb - m)
-        wa = ea / (ea + eb)
+        e = math.exp(-abs(la - lb))
+        wa = 1.0 / (1.0 + e) if la >= lb else e / (1.0 + e)
         wb = 1.0 - wa
         out[0] += scale * beta * (wa * a + wb * b) / s2
         out[1] += scale * beta * (wb * b) / s2
-        return beta * (m + math.log(0.5 * ea + 0.5 * eb) - 0.5 * math.log(2.0 * math.pi * s2))
+        return beta * (max(la, lb) + math.log1p(e) - math.log(2.0) - 0.5 * math.log(2.0 * math.pi * s2))
     elif kind == CUSTOM:
         return beta * custom_loglik_grad(ops, X[i], y[i], theta, scale * beta, out)
     return np.nan
