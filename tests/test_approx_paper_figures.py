@@ -150,3 +150,84 @@ def test_claims_read_intervals_and_fail_on_contrary_tables(tmp_path, monkeypatch
     t2.to_csv(tmp_path / "approx_table2.csv", index=False)
     (row,) = CL.claim_batch_order(True)
     assert row["holds"] is True and "austere_mh_nc < austere_mh_c" in row["verdict"]
+
+
+def test_new_claims_hold_on_agreeing_tables_and_fail_on_contrary_ones(tmp_path, monkeypatch):
+    """Table 4 (between), Fig. 3 (data factors), §6.4 (SGLD corrected), §6.5 (designs): each claim row
+    says not run without its table, holds on a table that agrees with the paper and fails on one that
+    does not."""
+    from verify import approx_claims as CL
+
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
+    for f in (CL.claim_table4_between, CL.claim_fig3_convergence, CL.claim_sgld_corrected, CL.claim_design):
+        assert f(True)[0]["verdict"] == "not run"
+
+    def t4(mb):
+        pd.DataFrame(
+            {
+                "method": ["MHminibatch", "AustereMH(c)", "MHSubLhd"],
+                "loglik_eq39": [mb, -1400.0, -1300.0],
+                "loglik_lo": [mb - 5, -1410.0, -1310.0],
+                "loglik_hi": [mb + 5, -1390.0, -1290.0],
+                "paper_value": [-1307.0, -1386.9, -1295.1],
+                "chi2": [4500.0, 5200.0, 3500.0],
+                "chi2_lo": [4400.0, 5100.0, 3400.0],
+                "chi2_hi": [4600.0, 5300.0, 3600.0],
+                "paper_value_chi2": [4502.3, 5216.9, 3462.3],
+            }
+        ).to_csv(tmp_path / "approx_table4.csv", index=False)
+        return {r["claim_id"]: r for r in CL.claim_table4_between(True)}
+
+    assert t4(-1350.0)["S17-table4-loglik_eq39"]["verdict"].startswith("holds (intervals apart)")
+    assert t4(-1250.0)["S17-table4-loglik_eq39"]["holds"] is False
+    assert t4(-1250.0)["S17-table4-chi2"]["holds"] is True
+
+    def fig3(nc_lo, nc_hi):
+        pd.DataFrame(
+            {
+                "dataset": ["d"] * 2,
+                "method": ["mh_minibatch", "austere_mh_nc"],
+                "level": [CL.FIG3_LEVEL] * 2,
+                "trials": [10, 10],
+                "ratio_vs_mhminibatch": [1.0, (nc_lo + nc_hi) / 2],
+                "ratio_lo": [np.nan, nc_lo],
+                "ratio_hi": [np.nan, nc_hi],
+            }
+        ).to_csv(tmp_path / "approx_fig3_data_to_accuracy.csv", index=False)
+        (row,) = CL.claim_fig3_convergence(True)
+        return row
+
+    assert fig3(12.0, 20.0)["holds"] is True and fig3(3.0, 8.0)["holds"] is False
+    assert fig3(6.0, 16.0)["verdict"].startswith("undecided")
+
+    def sgld(tv):
+        pd.DataFrame(
+            {
+                "method": ["sgld", "sgld_austere"],
+                "eps": [np.nan, 0.1],
+                "chains": [3, 3],
+                "tv": [0.3, tv],
+                "tv_lo": [0.25, tv - 0.02],
+                "tv_hi": [0.35, tv + 0.02],
+            }
+        ).to_csv(tmp_path / "approx_sgld_l1.csv", index=False)
+        (row,) = CL.claim_sgld_corrected(True)
+        return row
+
+    assert sgld(0.05)["verdict"].startswith("holds, intervals apart") and sgld(0.5)["holds"] is False
+
+    def design(avg_data):
+        pd.DataFrame(
+            {
+                "target_error": [0.01, 0.05, 0.01, 0.05, np.nan, np.nan],
+                "design": ["average", "average", "worst", "worst", "fixed m=600", "fixed m=600"],
+                "test_error": [0.01, 0.05, 0.01, 0.05, 0.005, 0.1],
+                "test_data": [avg_data, avg_data / 2, 5000.0, 3000.0, 8000.0, 4000.0],
+            }
+        ).to_csv(tmp_path / "approx_design.csv", index=False)
+        return {r["claim_id"]: r for r in CL.claim_design(True)}
+
+    assert design(2000.0)["K14-6.5-design-worst"]["holds"] is True
+    assert design(2000.0)["K14-6.5-design-fixed-m"]["holds"] is True
+    assert design(9000.0)["K14-6.5-design-worst"]["holds"] is False
+    assert design(9000.0)["K14-6.5-design-fixed-m"]["holds"] is False

@@ -230,6 +230,8 @@ def gmm_summarize(df: pd.DataFrame, s: dict, out) -> None:
         ax[1][j].scatter(smp[:, 0], smp[:, 1], s=2)
         ax[1][j].set_xlim(s["box"][0], s["box"][1])
         ax[1][j].set_ylim(s["box"][2], s["box"][3])
+        ax[1][j].set_xlabel("theta_1")
+        ax[1][j].set_ylabel("theta_2")
     fig.tight_layout()
     out.figure(
         "approx_fig2_gmm",
