@@ -4,7 +4,9 @@ Each cell of the configuration belongs to a *group*: its id without a trailing r
 (``poisson_mh_r0.4_run7`` -> ``poisson_mh_r0.4``, ``..._trial3`` -> ``...``). A group's cost per cell is the
 median over its stored cells of the cell's CPU time (``cpu_seconds``: the whole ``mcmc-bench cell`` process)
 where recorded, else its ``wall_seconds``; each cell is one single-threaded process. Groups without a stored
-cell are counted, not guessed. The estimate is that of the machines the store names (column ``cpu``).
+cell are counted, not guessed, except for a lower bound: a chain cell of a time-budgeted experiment (setting
+``seconds``, cell kind ``run``) samples for that budget, so ``budget_hours`` sums the budgets of the cells
+without a stored time. The estimate is that of the machines the store names (column ``cpu``).
 
 ``python -m bench.paper_cost [--config config/default.yaml] [--store results/store]`` prints one row per
 experiment and the total per family.
@@ -59,8 +61,11 @@ def cost_plan(config: Path, store: Path = STORE, experiments: list[str] | None =
     for e in experiments or selected_experiments(cfg):
         exp, settings = experiment_and_settings(e, scale, cfg)
         groups: dict[str, int] = defaultdict(int)
+        budget: dict[str, float] = defaultdict(float)
         for p in enumerate_cells(exp, settings):
             groups[group_of(p["cell"])] += 1
+            if p.get("kind") == "run" and "seconds" in settings:
+                budget[group_of(p["cell"])] += float(settings["seconds"])
         costs, cpus = stored_costs(e, store) if scale == "paper" else ({}, set())
         have = {g: n for g, n in groups.items() if g in costs}
         sec = sum(n * statistics.median(costs[g]) for g, n in have.items())
@@ -72,6 +77,7 @@ def cost_plan(config: Path, store: Path = STORE, experiments: list[str] | None =
                 "cells_with_time": sum(have.values()),
                 "cpu_hours": sec / 3600,
                 "cells_without_time": sum(groups.values()) - sum(have.values()),
+                "budget_hours": sum(b for g, b in budget.items() if g not in costs) / 3600,
                 "machines": ", ".join(sorted(cpus)),
             }
         )
@@ -86,12 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     df = cost_plan(Path(a.config), Path(a.store), [e for e in a.experiments.split(",") if e] or None)
     print(df.to_markdown(index=False, floatfmt=".2f"))
-    cols = ["cells", "cells_with_time", "cpu_hours", "cells_without_time"]
+    cols = ["cells", "cells_with_time", "cpu_hours", "cells_without_time", "budget_hours"]
     fam = df.groupby("family", sort=False)[cols].sum()
     print("\nper family:\n" + fam.reset_index().to_markdown(index=False, floatfmt=".2f"))
     print(
         f"\ntotal: {df.cells.sum()} cells, {df.cells_with_time.sum()} with a stored time: "
-        f"{df.cpu_hours.sum():.1f} CPU-h; {df.cells_without_time.sum()} cells without one"
+        f"{df.cpu_hours.sum():.1f} CPU-h; {df.cells_without_time.sum()} cells without one, of which the "
+        f"time-budgeted chains sample for at least {df.budget_hours.sum():.1f} CPU-h"
     )
     return 0
 
