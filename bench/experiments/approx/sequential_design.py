@@ -89,7 +89,7 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
                     )
                     m, e, al = d["m"], d["eps"], d["alpha"]
             except ValueError as exc:
-                rows.append({"target_error": tgt, "design": kind, "message": str(exc)})
+                rows.append({"target_error": tgt, "design": kind, "no_design": str(exc)})
                 continue
             errs, use = [], []
             pis = dsg.stage_fractions(N, m)
@@ -143,7 +143,7 @@ def design_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ok = df[df["status"] == "ok"] if "status" in df else df
     cols = [
         c
-        for c in ("target_error", "design", "m", "eps", "alpha", "test_error", "test_data", "message")
+        for c in ("target_error", "design", "m", "eps", "alpha", "test_error", "test_data", "no_design")
         if c in ok.columns
     ]
     t = ok[cols].reset_index(drop=True)
