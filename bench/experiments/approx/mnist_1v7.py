@@ -223,21 +223,17 @@ def mnist_summarize(df: pd.DataFrame, s: dict, out) -> None:
     fig, ax = plt.subplots(1, len(dss), figsize=(5 * len(dss), 3.8), squeeze=False)
     for j, ds in enumerate(dss):
         for m, g in ok[ok["dataset"] == ds].groupby("method", sort=False):
-            for k, (_, r) in enumerate(g.iterrows()):
-                ax[0][j].plot(
-                    r["cum_data"],
-                    r["acc"],
-                    color=f"C{list(APPROX_METHODS).index(m)}",
-                    alpha=0.6,
-                    label=LABEL.get(m, m) if k == 0 else None,
-                )
-                ax[0][j].plot(
-                    r["cum_data_with_full"],
-                    r["acc"],
-                    ls=":",
-                    alpha=0.4,
-                    color=f"C{list(APPROX_METHODS).index(m)}",
-                )
+            # S17's Fig. 3: mean over trials at each evaluation point, +- one sd shaded
+            n = min(len(a) for a in g["acc"])
+            acc = np.array([a[:n] for a in g["acc"]])
+            cum = np.array([c[:n] for c in g["cum_data"]]).mean(0)
+            cum_full = np.array([c[:n] for c in g["cum_data_with_full"]]).mean(0)
+            col = f"C{list(APPROX_METHODS).index(m)}"
+            mu, sd = acc.mean(0), acc.std(0)
+            ax[0][j].plot(cum, mu, color=col, label=f"{LABEL.get(m, m)} ({len(g)} trials)")
+            ax[0][j].fill_between(cum, mu - sd, mu + sd, color=col, alpha=0.2)
+            if np.any(cum_full != cum):
+                ax[0][j].plot(cum_full, mu, ls=":", color=col)
         ax[0][j].set_xscale("log")
         ax[0][j].set_xlabel("cumulative data points (dotted: incl. full-data passes)")
         ax[0][j].set_ylabel("test accuracy of theta_t")
