@@ -231,3 +231,37 @@ def test_new_claims_hold_on_agreeing_tables_and_fail_on_contrary_ones(tmp_path, 
     assert design(2000.0)["K14-6.5-design-fixed-m"]["holds"] is True
     assert design(9000.0)["K14-6.5-design-worst"]["holds"] is False
     assert design(9000.0)["K14-6.5-design-fixed-m"]["holds"] is False
+
+
+def test_rjmcmc_and_mrf_claims_say_data_unavailable_hold_and_fail(tmp_path, monkeypatch):
+    """§6.3 says "data unavailable" on the status table MiniBooNE leaves, holds when a moderate eps has the
+    lowest risk and fails when exact RJMCMC has it; App. F holds per eps when austere Gibbs sweeps faster."""
+    from verify import approx_claims as CL
+
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
+    assert CL.claim_rjmcmc(True)[0]["verdict"] == "not run"
+    pd.DataFrame({"cell": ["truth"], "status": ["data unavailable"], "message": ["no MiniBooNE"]}).to_csv(
+        tmp_path / "approx_rjmcmc.csv", index=False
+    )
+    assert CL.claim_rjmcmc(True)[0]["verdict"] == "data unavailable"
+
+    def rj(risks):
+        pd.DataFrame({"eps": [0.0, 0.01, 0.05, 0.1], "chains": [2] * 4, "final_risk": risks}).to_csv(
+            tmp_path / "approx_rjmcmc.csv", index=False
+        )
+        return CL.claim_rjmcmc(True)[0]["holds"]
+
+    assert rj([3e-6, 1e-6, 2e-6, 4e-6]) is True and rj([1e-7, 1e-6, 2e-6, 4e-6]) is False
+
+    def mrf(sweeps):
+        pd.DataFrame(
+            {
+                "eps": [0.0, 0.1],
+                "sweeps": [2900, sweeps],
+                "seconds": [1000.0, 1000.0],
+                "paper_value_samples_1000s": [2897, 4500],
+            }
+        ).to_csv(tmp_path / "approx_mrf.csv", index=False)
+        return CL.claim_mrf_sweeps(True)[0]["holds"]
+
+    assert mrf(4000) is True and mrf(2000) is False

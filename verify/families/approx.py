@@ -174,6 +174,22 @@ CHECKS: list = [
         F,
     ),
     Check(
+        "approx_claim_rjmcmc",
+        "claim",
+        C.PAPER_K,
+        "§6.3: lowest risk at a moderate eps (MiniBooNE)",
+        CL.claim_rjmcmc,
+        F,
+    ),
+    Check(
+        "approx_claim_mrf_sweeps",
+        "claim",
+        C.PAPER_K,
+        "App. F: austere Gibbs draws more sweeps than Gibbs",
+        CL.claim_mrf_sweeps,
+        F,
+    ),
+    Check(
         "approx_claim_bias_floor",
         "claim",
         C.PAPER_K,
