@@ -239,7 +239,10 @@ def test_rjmcmc_and_mrf_claims_say_data_unavailable_hold_and_fail(tmp_path, monk
     from verify import approx_claims as CL
 
     monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
-    assert CL.claim_rjmcmc(True)[0]["verdict"] == "not run"
+    monkeypatch.setattr(CL, "_miniboone_present", lambda: True)
+    assert CL.claim_rjmcmc(True)[0]["verdict"] == "not run"  # data present, experiment not run
+    monkeypatch.setattr(CL, "_miniboone_present", lambda: False)
+    assert CL.claim_rjmcmc(True)[0]["verdict"] == "data unavailable"  # no table, no data
     pd.DataFrame({"cell": ["truth"], "status": ["data unavailable"], "message": ["no MiniBooNE"]}).to_csv(
         tmp_path / "approx_rjmcmc.csv", index=False
     )

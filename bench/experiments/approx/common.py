@@ -66,9 +66,9 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     return mu, mu - h, mu + h
 
 
-def fmt_interval(mu: float, lo: float, hi: float, digits: int = 3) -> str:
-    """``mu [lo, hi]`` (``mu`` alone without an interval)."""
-    g = f"{{:.{digits}g}}"
+def fmt_interval(mu: float, lo: float, hi: float, digits: int = 3, spec: str | None = None) -> str:
+    """``mu [lo, hi]`` (``mu`` alone without an interval); ``spec`` (e.g. ``".0f"``) overrides ``digits``."""
+    g = "{:" + (spec if spec is not None else f".{digits}g") + "}"
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return g.format(mu)
     return f"{g.format(mu)} [{g.format(lo)}, {g.format(hi)}]"
