@@ -87,6 +87,12 @@ def test_mrf_smoke_calibration_cells_and_figure(tmp_path):
     assert r["pairs"] == s["calib_states"] * s["D"] and 0 < r["factor_fraction"] < 1
     # K14: large conditionals underestimated, small ones overestimated (intervals exclude 0)
     assert r["bias_high_hi"] < 0 < r["bias_low_lo"]
+    # Fig. 15: errors against the cached reference, rates with chunk intervals, paired final differences
+    m = pd.read_csv(tmp_path / "res" / "approx_mrf.csv").set_index("eps")
+    assert (tmp_path / "figs" / "approx_fig15_mrf.png").exists()
+    assert (m["final_l1"] > m["reference_half_split_l1"]).all()
+    assert (m["chunk_rate_lo"] < m["chunk_rate_hi"]).all() and (m["sweeps_per_s"] > 0).all()
+    assert m.loc[0.1, "diff_lo"] <= m.loc[0.1, "final_l1_minus_exact"] <= m.loc[0.1, "diff_hi"]
 
 
 def test_claims_read_intervals_and_fail_on_contrary_tables(tmp_path, monkeypatch):
@@ -256,15 +262,24 @@ def test_rjmcmc_and_mrf_claims_say_data_unavailable_hold_and_fail(tmp_path, monk
 
     assert rj([3e-6, 1e-6, 2e-6, 4e-6]) is True and rj([1e-7, 1e-6, 2e-6, 4e-6]) is False
 
-    def mrf(sweeps):
+    def mrf(sweeps, diff):
         pd.DataFrame(
             {
                 "eps": [0.0, 0.1],
                 "sweeps": [2900, sweeps],
                 "seconds": [1000.0, 1000.0],
                 "paper_value_samples_1000s": [2897, 4500],
+                "chunk_rate_lo": [2.8, sweeps / 1000 - 0.1],
+                "chunk_rate_hi": [3.0, sweeps / 1000 + 0.1],
+                "final_l1": [0.05, 0.06],
+                "final_l1_minus_exact": [float("nan"), diff],
+                "diff_lo": [float("nan"), diff - 0.001],
+                "diff_hi": [float("nan"), diff + 0.001],
             }
         ).to_csv(tmp_path / "approx_mrf.csv", index=False)
-        return CL.claim_mrf_sweeps(True)[0]["holds"]
+        sw, fe = CL.claim_mrf_sweeps(True)[0], CL.claim_mrf_final_error(True)[0]
+        return sw["holds"], sw["verdict"].split()[0], fe["verdict"].split()[0]
 
-    assert mrf(4000) is True and mrf(2000) is False
+    assert mrf(4000, 0.01) == (True, "holds", "holds")
+    assert mrf(2000, -0.01) == (False, "does", "does")
+    assert mrf(2900, 0.0)[1:] == ("a", "undecided")

@@ -190,6 +190,14 @@ CHECKS: list = [
         F,
     ),
     Check(
+        "approx_claim_mrf_final_error",
+        "claim",
+        C.PAPER_K,
+        "App. F: exact Gibbs has the smallest error at the end of the budget",
+        CL.claim_mrf_final_error,
+        F,
+    ),
+    Check(
         "approx_claim_bias_floor",
         "claim",
         C.PAPER_K,
