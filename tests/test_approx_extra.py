@@ -214,3 +214,11 @@ def test_ica_experiment_smoke_cells(tmp_path):
     # the austere chain uses less data per iteration than the exact one (N = 5000)
     assert t.loc[t["eps"] == 0.1, "mean_data_per_iter"].iloc[0] < 5000
     assert (tmp_path / "figs" / "approx_fig3_ica.png").exists()
+    assert np.isfinite(t["final_risk"]).all()
+    # without the reference run: the sample-rate rows stay, the risks are nan
+    C.aggregate(
+        exp, s, [r for r in recs if r["params"]["kind"] != "truth"], Outputs(tmp_path / "nt", tmp_path / "nf")
+    )
+    nt = __import__("pandas").read_csv(tmp_path / "nt" / "approx_ica.csv")
+    assert set(nt["eps"]) == {0.0, 0.1} and nt["final_risk"].isna().all()
+    assert np.isfinite(nt["samples_per_s_vs_exact"]).all()
