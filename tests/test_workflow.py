@@ -621,12 +621,12 @@ def test_paper_cost_takes_each_group_from_its_stored_cells(tmp_path):
     assert (df.iloc[0].cells_with_time, df.iloc[0].cells_without_time) == (5, 5)
     assert df.iloc[0].cpu_hours * 3600 == pytest.approx(5 * 2.0)
     # a time-budgeted experiment without stored cells: its chain cells sample for at least their budget
-    # (the truth cell has no budget); stored groups leave the bound
-    from bench.experiments.approx.ica import ICA_SETTINGS
+    # (the truth cells have no budget); stored groups leave the bound
+    from bench.experiments.approx.ica import ICA_SETTINGS, ICA_TRUTH_RUNS
 
     ica = ICA_SETTINGS["paper"]
     row = cost_plan(REPO / "config" / "full.yaml", tmp_path, ["approx_ica"]).iloc[0]
     runs = ica["chains"] * (1 + len(ica["eps"]))
-    assert (row.cells, row.cells_with_time) == (runs + 1, 0)
+    assert (row.cells, row.cells_with_time) == (runs + ICA_TRUTH_RUNS, 0)
     assert row.budget_hours * 3600 == pytest.approx(runs * ica["seconds"])
     assert df.iloc[0].budget_hours == 0.0
