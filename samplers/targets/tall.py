@@ -52,7 +52,6 @@ from samplers.targets.likelihoods import (  # noqa: F401 - the kinds and helpers
     RLR_PREFETCH,
     TG,
     _log1pexp,
-    _log_logistic_density,
     _sigmoid,
     check_kind,
     check_ops,
