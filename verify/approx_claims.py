@@ -184,10 +184,11 @@ def _not_run(cid: str, paper: str, statement: str, table: str) -> dict:
     }
 
 
-def _ratio_verdict(value: float, lo: float, hi: float, n: int) -> tuple[object, str]:
-    """holds / does not hold at the point value, with the interval when there is one (> 1 claims)."""
+def _ratio_verdict(value: float, lo: float, hi: float, n: int, reps: str | None = None) -> tuple[object, str]:
+    """holds / does not hold at the point value, with the interval when there is one (> 1 claims);
+    ``reps`` names the replicates behind the interval (default: n paired chains)."""
     iv = f"x{value:.2f} [{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) and np.isfinite(hi) else f"x{value:.2f}"
-    reps = f"{n} paired chain{'s' if n != 1 else ''}"
+    reps = reps or f"{n} paired chain{'s' if n != 1 else ''}"
     if np.isfinite(lo) and lo > 1:
         return True, f"holds ({iv}, {reps})"
     if np.isfinite(hi) and hi < 1:
@@ -553,7 +554,7 @@ def claim_mrf_sweeps(quick: bool) -> list[dict]:
         v = float(r["sweeps"] / r["seconds"] / base)
         lo = float(r.get("chunk_rate_lo", np.nan) / ex.get("chunk_rate_hi", np.nan))
         hi = float(r.get("chunk_rate_hi", np.nan) / ex.get("chunk_rate_lo", np.nan))
-        holds, verdict = _ratio_verdict(v, lo, hi, 1)
+        holds, verdict = _ratio_verdict(v, lo, hi, 1, "one chain each, interval over its chunks")
         pv = r["paper_value_samples_1000s"] / ex["paper_value_samples_1000s"]
         rows.append(
             {
@@ -567,7 +568,7 @@ def claim_mrf_sweeps(quick: bool) -> list[dict]:
                 "value": v,
                 "ci_low": lo,
                 "ci_high": hi,
-                "verdict": verdict.replace("1 paired chain", "one chain each, interval over its chunks"),
+                "verdict": verdict,
             }
         )
     return rows

@@ -326,8 +326,6 @@ def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale
         return -0.5 * beta * r * r / nu
     elif kind == ICA:
         D = X.shape[1]
-        a = 0.0
-        p = 1.0
         for j in range(D):
             yj = 0.0
             for q in range(D):
@@ -335,10 +333,7 @@ def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale
             gj = -scale * beta * math.tanh(0.5 * yj)
             for q in range(D):
                 out[j * D + q] += gj * X[i, q]
-            yj = abs(yj)
-            a += yj
-            p *= 1.0 + math.exp(-yj)
-        return beta * (-a - 2.0 * math.log(p))  # as _ica_ll, bit for bit
+        return _ica_ll(X, i, theta, beta)
     elif kind == MIXTURE:
         yi = X[i, 0]
         s2 = nu

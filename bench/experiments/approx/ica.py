@@ -146,14 +146,13 @@ def ica_summarize(df: pd.DataFrame, s: dict, out) -> None:
         )
         return
     # without the reference run the figure shows the running mean itself and the risks are nan
-    truth, _, _ = t_interval(tr["amari_mean"]) if len(tr) else (float("nan"),) * 3
+    truth = float(tr["amari_mean"].mean()) if len(tr) else float("nan")
     truth_se = float(tr["amari_mean"].std(ddof=1) / np.sqrt(len(tr))) if len(tr) > 1 else float("nan")
     has_truth = bool(np.isfinite(truth))
 
     def _err(v: float) -> float:
         return (v - truth) ** 2 if has_truth else v
 
-    runs = ok[ok["kind"] == "run"].copy()
     runs["rate"] = runs["n_samples"] / runs["times"].map(lambda v: v[-1])
     ex_rate = dict(zip(runs[runs["eps"] == 0.0]["chain"], runs[runs["eps"] == 0.0]["rate"], strict=False))
     p_ex = ICA_SAMPLES[0.0]
