@@ -222,3 +222,20 @@ def test_ica_experiment_smoke_cells(tmp_path):
     nt = __import__("pandas").read_csv(tmp_path / "nt" / "approx_ica.csv")
     assert set(nt["eps"]) == {0.0, 0.1} and nt["final_risk"].isna().all()
     assert np.isfinite(nt["samples_per_s_vs_exact"]).all()
+
+
+def test_time_budgeted_chain_ends_near_its_budget_not_a_doubling_past_it():
+    from bench.experiments.approx.common import next_chunk
+
+    # a chain at 0.16 s an iteration, 500 s budget, first chunk 200: doubling alone would end at 992 s
+    for rate in (0.16, 1e-3, 7.3e-5):
+        t, n, k = 0.0, 200, 0
+        while t < 500.0:
+            last = n * rate
+            t += last
+            n = next_chunk(n, 40_000, 500.0, t, last)
+            k += 1
+        assert 500.0 <= t < 500.0 * 1.06 + 2 * rate, (rate, t)
+        assert k < 500.0 / (40_000 * rate) + 12  # doublings to the cap, then cap-sized chunks
+    assert next_chunk(100, 40_000, 500.0, 10.0, 0.0) == 200  # no timing yet: double
+    assert next_chunk(30_000, 40_000, 1e9, 0.0, 1.0) == 40_000  # the cap

@@ -29,6 +29,16 @@ def _child(seed, *k):
     return child_seed(seed, *k)
 
 
+def next_chunk(n: int, cap: int, budget: float, t_tot: float, last_secs: float) -> int:
+    """The next chunk of a time-budgeted chain: twice the last one (n), at most cap, and at most what the
+    last chunk's rate says the remaining budget holds (plus 5 % and one), so a chain ends near its budget
+    instead of up to a doubling past it."""
+    left = budget - t_tot
+    if left <= 0.0 or last_secs <= 0.0:
+        return min(2 * n, cap)
+    return max(1, min(2 * n, cap, math.ceil(1.05 * left * n / last_secs) + 1))
+
+
 def _log_hist(n_evals: np.ndarray, N: int, nb: int = 40) -> tuple[list, list]:
     edges = np.unique(np.round(np.logspace(0, math.log10(max(N, 2)) + 1e-9, nb)).astype(int))
     c, _ = np.histogram(np.clip(n_evals, 1, N), bins=np.append(edges, N + 1))

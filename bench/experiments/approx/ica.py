@@ -6,7 +6,7 @@ details of Ouyang 2008's); exact MH (``rwm_stiefel``) vs AustereMH (``austere_mh
 {.01, .05, .1, .2}), ``chains`` chains each (K14: 10 runs). Metric: the running mean of the Amari distance of
 W_t to the true unmixing, its risk (squared error) against a long exact run, against data touched (K14's
 accounting) and against sampling seconds side by side. ASSUMPTIONS: logistic sources, N(0, 1) mixing, Cayley
-step sd step_scale / sqrt(N), init at the orthogonal factor of the true unmixing. Reductions: 600 s per chain
+step sd step_scale / sqrt(N), init at the orthogonal factor of the true unmixing. Reductions: 500 s per chain
 and a 20,000-iteration exact reference (4 independent runs of 5,000, cells ``truth_r0-3``, their spread
 the reference's own error) instead of K14's ~6400 s and 100K exact samples. Grid keys:
 ``chains`` and ``eps`` (a selection; each cell carries its own eps and chain).
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.approx.common import _child, t_interval
+from bench.experiments.approx.common import _child, next_chunk, t_interval
 from bench.experiments.approx.paper_values_korattikara2014 import ICA_SAMPLES
 
 ICA_SETTINGS = {
@@ -30,7 +30,7 @@ ICA_SETTINGS = {
         "step_scale": 0.5,
         "m": 500,
         "eps": [0.01, 0.05, 0.1, 0.2],
-        "seconds": 600.0,
+        "seconds": 500.0,
         "chains": 10,
         "truth_iter": 20_000,
         "burn_frac": 0.1,
@@ -113,7 +113,9 @@ def ica_run_cell(params: dict, seed, ctx) -> list[dict]:
         data.append(used)
         x = res.samples[-1].copy()
         k += 1
-        n_chunk = min(2 * n_chunk, 20 * int(s["first_chunk"]) * 10)
+        n_chunk = next_chunk(
+            n_chunk, 200 * int(s["first_chunk"]), float(s["seconds"]), t_tot, res.sample_seconds
+        )
     am = np.concatenate(am_all)
     cps = np.unique(np.linspace(1, len(ends), min(int(s["checkpoints"]), len(ends))).astype(int)) - 1
     means = [float(am[int(float(s["burn_frac"]) * ends[i]) : ends[i]].mean()) for i in cps]
@@ -231,7 +233,7 @@ EXPERIMENTS = [
         ica_cells,
         ica_run_cell,
         ica_summarize,
-        notes="W on the orthogonal group (Cayley random walk), logistic sources, 600 s per chain, "
+        notes="W on the orthogonal group (Cayley random walk), logistic sources, 500 s per chain, "
         "truth = 20k exact iterations (reductions/assumptions); smoke: N=5000, D=3, 0.5 s",
         grid_keys=("chains", "eps"),
     ),

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.approx.common import _child
+from bench.experiments.approx.common import _child, next_chunk
 
 RJ_SETTINGS = {
     "paper": {
@@ -158,7 +158,7 @@ def rj_run_cell(params: dict, seed, ctx) -> list[dict]:
         ks.append(float((S != 0).sum(axis=1).mean()))
         x = S[-1].copy()
         k += 1
-        n_chunk = min(2 * n_chunk, cap)
+        n_chunk = next_chunk(n_chunk, cap, float(s["seconds"]), t_tot, res.sample_seconds)
     cps = np.unique(np.linspace(1, len(times), min(int(s["checkpoints"]), len(times))).astype(int)) - 1
     final = np.asarray(preds[-1])
     return [
