@@ -239,3 +239,25 @@ def test_time_budgeted_chain_ends_near_its_budget_not_a_doubling_past_it():
         assert k < 500.0 / (40_000 * rate) + 12  # doublings to the cap, then cap-sized chunks
     assert next_chunk(100, 40_000, 500.0, 10.0, 0.0) == 200  # no timing yet: double
     assert next_chunk(30_000, 40_000, 1e9, 0.0, 1.0) == 40_000  # the cap
+
+
+def test_risk_comparisons_read_an_early_lead_and_a_bias_floor_from_the_curves():
+    from bench.experiments.approx.common import risk_at, risk_comparisons
+
+    t = [10.0, 100.0, 1000.0]
+    # exact: variance 1/t; approximate eps: 4x faster variance decay plus a floor growing with eps
+    curves = {
+        0.0: {c: (t, [1.0 / x for x in t]) for c in (0, 1)},
+        0.1: {c: (t, [0.25 / x + 1e-3 * (1 + 0.01 * c) for x in t]) for c in (0, 1)},
+        0.2: {c: (t, [0.25 / x + 4e-3 * (1 + 0.01 * c) for x in t]) for c in (0, 1)},
+    }
+    assert math.isclose(risk_at(t, curves[0.0][0][1], 31.6227766), 1 / 31.6227766, rel_tol=1e-9)
+    t_late, cmp = risk_comparisons(curves, 10.0)
+    assert t_late == 1000.0
+    assert cmp[0.1]["early_vs_exact"][0] > 2 and cmp[0.2]["early_vs_exact"][0] > 1.5
+    assert cmp[0.2]["late_vs_exact"][0] < 0.3  # on its floor, behind exact at the end
+    mu, lo, hi = cmp[0.2]["late_vs_smallest"]
+    assert lo > 3 and hi < 4.5  # the floor grows with eps, interval over the two chains
+    # the reversed ordering (the smaller eps with the higher floor) reads the other way
+    curves[0.1], curves[0.2] = curves[0.2], curves[0.1]
+    assert risk_comparisons(curves, 10.0)[1][0.2]["late_vs_smallest"][2] < 1

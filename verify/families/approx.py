@@ -198,6 +198,14 @@ CHECKS: list = [
         F,
     ),
     Check(
+        "approx_claim_risk_over_time",
+        "claim",
+        C.PAPER_K,
+        "§6.1 / §6.2: less risk than exact MH early in the budget; the bias floor grows with eps",
+        CL.claim_risk_over_time,
+        F,
+    ),
+    Check(
         "approx_claim_bias_floor",
         "claim",
         C.PAPER_K,

@@ -82,3 +82,44 @@ def fmt_interval(mu: float, lo: float, hi: float, digits: int = 3, spec: str | N
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return g.format(mu)
     return f"{g.format(mu)} [{g.format(lo)}, {g.format(hi)}]"
+
+
+def risk_at(times, risks, t: float) -> float:
+    """A chain's risk curve at time t: log-log interpolation between its checkpoints, clamped to its ends."""
+    lt, lr = np.log(np.asarray(times, float)), np.log(np.maximum(np.asarray(risks, float), 1e-300))
+    return float(np.exp(np.interp(math.log(t), lt, lr)))
+
+
+def risk_comparisons(curves: dict, t_early: float) -> dict:
+    """K14 Figs. 2 / 3 as numbers. ``curves[eps][chain] = (times, risks)`` (eps 0 = exact MH). Per eps,
+    95 % t-intervals over chains paired by index (chain k against chain k) of: ``early_vs_exact`` = exact's
+    risk / this eps's at ``t_early`` (> 1: ahead early), ``late_vs_exact`` = the same at ``t_late``, the
+    last time every chain reached, and ``late_vs_smallest`` = this eps's risk / the smallest eps's at
+    ``t_late`` (> 1: a higher bias floor). Returns (t_late, {eps: {name: (mean, lo, hi)}})."""
+    t_late = min(tr[0][-1] for ch in curves.values() for tr in ch.values())
+    ex = curves.get(0.0, {})
+    approx = sorted(e for e in curves if e > 0)
+    small = curves[approx[0]] if approx else {}
+    out = {}
+    for e, ch in curves.items():
+        paired = [c for c in ch if c in ex]
+        out[e] = {
+            "early_vs_exact": t_interval(
+                [risk_at(*ex[c], t_early) / risk_at(*ch[c], t_early) for c in paired]
+            ),
+            "late_vs_exact": t_interval([risk_at(*ex[c], t_late) / risk_at(*ch[c], t_late) for c in paired]),
+            "late_vs_smallest": t_interval(
+                [risk_at(*ch[c], t_late) / risk_at(*small[c], t_late) for c in ch if c in small]
+            )
+            if e > 0
+            else (float("nan"),) * 3,
+        }
+    return t_late, out
+
+
+def risk_columns(cmp: dict, t_early: float, t_late: float) -> dict:
+    """The table columns of one eps's :func:`risk_comparisons` entry."""
+    row = {"t_early": t_early, "t_late": t_late}
+    for k, (mu, lo, hi) in cmp.items():
+        row.update({k: mu, f"{k}_lo": lo, f"{k}_hi": hi})
+    return row

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.approx.common import _child, t_interval
+from bench.experiments.approx.common import _child, risk_columns, risk_comparisons, t_interval
 from bench.experiments.approx.paper_values_korattikara2014 import MNIST79_SAMPLES
 
 MNIST79_SETTINGS = {
@@ -177,6 +177,15 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ex_rate = float((ex["n_samples"] / ex["times"].map(lambda v: v[-1])).mean()) if len(ex) else float("nan")
     ex_rates = dict(zip(ex["chain"], ex["n_samples"] / ex["times"].map(lambda v: v[-1]), strict=True))
     p_ex = MNIST79_SAMPLES.get(0.0, float("nan"))
+    t_early = 0.1 * float(s["seconds"])
+    curves = {
+        e: {
+            int(r["chain"]): (r["times"], [float(np.mean((np.asarray(p) - truth) ** 2)) for p in r["preds"]])
+            for _, r in g.iterrows()
+        }
+        for e, g in runs.groupby("eps")
+    }
+    t_late, cmp = risk_comparisons(curves, t_early)
     for e, g in runs.groupby("eps"):
         # risk = mean over test points of mean over chains of (pred - truth)^2 at common checkpoints
         ncp = min(len(r) for r in g["preds"])
@@ -208,6 +217,7 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
                 "ratio_hi": rr[2],
                 "paper_value_T": MNIST79_SAMPLES.get(e, float("nan")),
                 "paper_ratio_vs_exact": MNIST79_SAMPLES.get(e, float("nan")) / p_ex,
+                **risk_columns(cmp[e], t_early, t_late),
             }
         )
     for ax in (axd, axt):
@@ -230,7 +240,10 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
         "paper_value_T = samples drawn by ~400 s in Korattikara et al. 2014, paper_ratio_vs_exact = "
         "paper_value_T over the exact chain's; ratio_paired [ratio_lo, ratio_hi] = mean over chains of "
         "chain k's samples per second over exact chain k's with a 95 % t-interval; "
-        "final_risk_lo / _hi: 95 % t-interval over chains of each chain's final risk.",
+        "final_risk_lo / _hi: 95 % t-interval over chains of each chain's final risk; early_vs_exact / "
+        "late_vs_exact = exact chain k's risk over chain k's at t_early (a tenth of the budget) / t_late "
+        "(the last time every chain reached), late_vs_smallest = its risk over the smallest eps's at t_late "
+        "(> 1: a higher bias floor), each with a 95 % t-interval over chains.",
     )
 
 
