@@ -90,12 +90,13 @@ def risk_at(times, risks, t: float) -> float:
     return float(np.exp(np.interp(math.log(t), lt, lr)))
 
 
-def risk_comparisons(curves: dict, t_early: float) -> dict:
+def risk_comparisons(curves: dict, t_early: float) -> tuple[float, dict]:
     """K14 Figs. 2 / 3 as numbers. ``curves[eps][chain] = (times, risks)`` (eps 0 = exact MH). Per eps,
-    95 % t-intervals over chains paired by index (chain k against chain k) of: ``early_vs_exact`` = exact's
-    risk / this eps's at ``t_early`` (> 1: ahead early), ``late_vs_exact`` = the same at ``t_late``, the
-    last time every chain reached, and ``late_vs_smallest`` = this eps's risk / the smallest eps's at
-    ``t_late`` (> 1: a higher bias floor). Returns (t_late, {eps: {name: (mean, lo, hi)}})."""
+    95 % t-intervals over chains paired by index (chain k against chain k) of risk differences (ratios of
+    risks near 0 are unstable): ``early_gain`` = exact's risk - this eps's at ``t_early`` (> 0: ahead
+    early), ``late_gain`` = the same at ``t_late``, the last time every chain reached, and ``floor_excess``
+    = this eps's risk - the smallest eps's at ``t_late`` (> 0: a higher bias floor). Returns
+    (t_late, {eps: {name: (mean, lo, hi)}})."""
     t_late = min(tr[0][-1] for ch in curves.values() for tr in ch.values())
     ex = curves.get(0.0, {})
     approx = sorted(e for e in curves if e > 0)
@@ -104,12 +105,10 @@ def risk_comparisons(curves: dict, t_early: float) -> dict:
     for e, ch in curves.items():
         paired = [c for c in ch if c in ex]
         out[e] = {
-            "early_vs_exact": t_interval(
-                [risk_at(*ex[c], t_early) / risk_at(*ch[c], t_early) for c in paired]
-            ),
-            "late_vs_exact": t_interval([risk_at(*ex[c], t_late) / risk_at(*ch[c], t_late) for c in paired]),
-            "late_vs_smallest": t_interval(
-                [risk_at(*ch[c], t_late) / risk_at(*small[c], t_late) for c in ch if c in small]
+            "early_gain": t_interval([risk_at(*ex[c], t_early) - risk_at(*ch[c], t_early) for c in paired]),
+            "late_gain": t_interval([risk_at(*ex[c], t_late) - risk_at(*ch[c], t_late) for c in paired]),
+            "floor_excess": t_interval(
+                [risk_at(*ch[c], t_late) - risk_at(*small[c], t_late) for c in ch if c in small]
             )
             if e > 0
             else (float("nan"),) * 3,

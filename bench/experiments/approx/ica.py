@@ -230,9 +230,9 @@ def ica_summarize(df: pd.DataFrame, s: dict, out) -> None:
         "truth_se = their standard error); "
         "samples per second over exact MH's, 95 % t-interval over chains "
         "(chain k against exact chain k); paper_value_T = samples drawn in ~6400 s by Korattikara et al.; "
-        "early_vs_exact / late_vs_exact = exact chain k's risk over chain k's at t_early (a tenth of the "
-        "budget) / t_late (the last time every chain reached), late_vs_smallest = its risk over the smallest "
-        "eps's at t_late, each with a 95 % t-interval over chains (nan without the reference).",
+        "early_gain / late_gain = exact chain k's risk minus chain k's at t_early (a tenth of the budget) / "
+        "t_late (the last time every chain reached), floor_excess = its risk minus the smallest eps's at "
+        "t_late, each with a 95 % t-interval over chains (nan without the reference).",
     )
 
 

@@ -240,10 +240,10 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
         "paper_value_T = samples drawn by ~400 s in Korattikara et al. 2014, paper_ratio_vs_exact = "
         "paper_value_T over the exact chain's; ratio_paired [ratio_lo, ratio_hi] = mean over chains of "
         "chain k's samples per second over exact chain k's with a 95 % t-interval; "
-        "final_risk_lo / _hi: 95 % t-interval over chains of each chain's final risk; early_vs_exact / "
-        "late_vs_exact = exact chain k's risk over chain k's at t_early (a tenth of the budget) / t_late "
-        "(the last time every chain reached), late_vs_smallest = its risk over the smallest eps's at t_late "
-        "(> 1: a higher bias floor), each with a 95 % t-interval over chains.",
+        "final_risk_lo / _hi: 95 % t-interval over chains of each chain's final risk; early_gain / "
+        "late_gain = exact chain k's risk minus chain k's at t_early (a tenth of the budget) / t_late "
+        "(the last time every chain reached), floor_excess = its risk minus the smallest eps's at t_late "
+        "(> 0: a higher bias floor), each with a 95 % t-interval over chains.",
     )
 
 
