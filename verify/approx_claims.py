@@ -202,7 +202,8 @@ def _ratio_verdict(value: float, lo: float, hi: float, n: int, reps: str | None 
 
 def claim_speedups(quick: bool) -> list[dict]:
     """K14 §6.1 (Fig. 2) and §6.2 (Fig. 3): the approximate test draws more samples per second than exact
-    MH, per eps, from the experiments' tables (chain k against exact chain k, 95 % t-interval over chains)."""
+    MH, per eps, from the experiments' tables (chain k against exact chain k, geometric mean, 95 % t-interval
+    over chains on the log scale)."""
     rows = []
     for table, sec, paper_col in (
         ("approx_mnist79_risk", "6.1", "paper_ratio_vs_exact"),

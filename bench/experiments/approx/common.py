@@ -76,6 +76,13 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     return mu, mu - h, mu + h
 
 
+def log_t_interval(ratios, level: float = 0.95) -> tuple[float, float, float]:
+    """(geometric mean, lower, upper) of positive ratios over replicates: :func:`t_interval` on their logs,
+    mapped back (a ratio's interval stays positive and multiplicative)."""
+    v = [math.log(x) for x in ratios if x is not None and np.isfinite(x) and x > 0]
+    return tuple(math.exp(x) if np.isfinite(x) else float("nan") for x in t_interval(v, level))
+
+
 def fmt_interval(mu: float, lo: float, hi: float, digits: int = 3, spec: str | None = None) -> str:
     """``mu [lo, hi]`` (``mu`` alone without an interval); ``spec`` (e.g. ``".0f"``) overrides ``digits``."""
     g = "{:" + (spec if spec is not None else f".{digits}g") + "}"

@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.approx.common import _child, next_chunk, risk_columns, risk_comparisons, t_interval
+from bench.experiments.approx.common import (
+    _child,
+    log_t_interval,
+    next_chunk,
+    risk_columns,
+    risk_comparisons,
+    t_interval,
+)
 from bench.experiments.approx.paper_values_korattikara2014 import ICA_SAMPLES
 
 ICA_SETTINGS = {
@@ -182,7 +189,7 @@ def ica_summarize(df: pd.DataFrame, s: dict, out) -> None:
         )
         axd.plot([float(np.mean([r[i] for r in g["data_used"]])) for i in range(ncp)], risk, marker="o", ms=3)
         ratios = [r / ex_rate[c] for c, r in zip(g["chain"], g["rate"], strict=True) if c in ex_rate]
-        rr = t_interval(ratios)
+        rr = log_t_interval(ratios)
         fr = t_interval([(r[-1] - truth) ** 2 for r in g["amari_means"]])
         rows.append(
             {
@@ -228,7 +235,7 @@ def ica_summarize(df: pd.DataFrame, s: dict, out) -> None:
         "mean Amari distance of the samples to the true unmixing, squared error vs the mean of "
         f"{ICA_TRUTH_RUNS} exact runs ({s['truth_iter']} iterations in all; "
         "truth_se = their standard error); "
-        "samples per second over exact MH's, 95 % t-interval over chains "
+        "samples per second over exact MH's (geometric mean), 95 % t-interval over chains on the log scale "
         "(chain k against exact chain k); paper_value_T = samples drawn in ~6400 s by Korattikara et al.; "
         "early_gain / late_gain = exact chain k's risk minus chain k's at t_early (a tenth of the budget) / "
         "t_late (the last time every chain reached), floor_excess = its risk minus the smallest eps's at "
