@@ -261,3 +261,13 @@ def test_risk_comparisons_read_an_early_lead_and_a_bias_floor_from_the_curves():
     # the reversed ordering (the smaller eps with the higher floor) reads the other way
     curves[0.1], curves[0.2] = curves[0.2], curves[0.1]
     assert risk_comparisons(curves, 10.0)[1][0.2]["floor_excess"][2] < 0
+
+
+def test_ratio_interval_is_a_geometric_mean_and_stays_positive():
+    from bench.experiments.approx.common import log_t_interval, t_interval
+
+    mu, lo, hi = log_t_interval([2.0, 8.0])
+    assert math.isclose(mu, 4.0) and 0 < lo < 2.0 and hi > 8.0
+    assert math.isclose(lo * hi, 16.0)  # symmetric on the log scale
+    assert t_interval([2.0, 8.0])[1] < 0  # the arithmetic interval of the same ratios goes negative
+    assert math.isnan(log_t_interval([3.0])[1]) and log_t_interval([3.0])[0] == 3.0
