@@ -170,7 +170,8 @@ def test_ica_loglik_grad_and_logdet_prior_vs_fd():
     for i in range(4):
         assert tall.loglik_i(t, i, theta) == pytest.approx(ll[i], rel=1e-12)
         out = np.zeros(9)
-        tall.loglik_grad_i(t, i, theta, 1.5, out)
+        # the value beside the gradient is the value alone, bit for bit (one W x_i in both)
+        assert tall.loglik_grad_i(t, i, theta, 1.5, out) == tall.loglik_i(t, i, theta)
         fd = _fd_grad(lambda th, i=i: tall.loglik_i(t, i, th), theta)
         np.testing.assert_allclose(out, 1.5 * fd, rtol=1e-6, atol=1e-8)
     # the global N log|det W| term lives in the prior path

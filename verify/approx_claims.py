@@ -593,33 +593,46 @@ def claim_mrf_final_error(quick: bool) -> list[dict]:
     rows = []
     for _, r in t[t["eps"] > 0].iterrows():
         d, lo, hi = float(r["final_l1_minus_exact"]), float(r["diff_lo"]), float(r["diff_hi"])
-        iv = f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}]"
-        word = "holds" if lo > 0 else ("does not hold" if hi < 0 else "undecided within the interval")
-        rows.append(
-            {
-                "claim_id": f"K14-F-final-error-eps{r['eps']}",
-                "paper": C.PAPER_K,
-                "statement": stmt + f" (eps = {r['eps']})",
-                "evidence": "results/approx_mrf.csv",
-                "measured": f"final L1 {r['final_l1']:.4f}, minus exact Gibbs's: {iv}",
-                "holds": bool(d > 0),
-                "value": d,
-                "ci_low": lo,
-                "ci_high": hi,
-                "verdict": f"{word} ({iv}, interval over the subsets)",
-            }
+        row = _diff_claim(
+            f"K14-F-final-error-eps{r['eps']}",
+            stmt + f" (eps = {r['eps']})",
+            "results/approx_mrf.csv",
+            f"final L1 {r['final_l1']:.4f}, minus exact Gibbs's: {d:+.4f} [{lo:+.4f}, {hi:+.4f}]",
+            d,
+            lo,
+            hi,
+            "interval over the subsets",
         )
+        rows.append(row)
     return rows
 
 
-def _diff_verdict(d: float, lo: float, hi: float, n: int) -> tuple[bool, str]:
-    """holds / does not hold for a > 0 claim on a difference, with its interval over n paired chains."""
+def _diff_verdict(d: float, lo: float, hi: float, reps: str) -> tuple[bool, str]:
+    """holds / does not hold for a > 0 claim on a difference, with its interval (``reps`` names the
+    replicates behind it)."""
     iv = f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" if np.isfinite(lo) and np.isfinite(hi) else f"{d:+.3g}"
-    reps = f"{n} paired chain{'s' if n != 1 else ''}"
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return bool(d > 0), f"{'holds' if d > 0 else 'does not hold'} at the point value ({iv}, no interval)"
     word = "holds" if lo > 0 else ("does not hold" if hi < 0 else "undecided within the interval")
     return bool(d > 0), f"{word} ({iv}, {reps})"
+
+
+def _diff_claim(cid: str, stmt: str, evidence: str, measured: str, d: float, lo: float, hi: float, reps: str):
+    """A claims row for a > 0 claim on a difference with its interval."""
+    holds, verdict = _diff_verdict(d, lo, hi, reps)
+    return {
+        "claim_id": cid,
+        "paper": C.PAPER_K,
+        "statement": stmt,
+        "evidence": evidence,
+        "measured": measured,
+        "holds": holds,
+        "paper_value": "figure",
+        "value": d,
+        "ci_low": lo,
+        "ci_high": hi,
+        "verdict": verdict,
+    }
 
 
 def claim_risk_over_time(quick: bool) -> list[dict]:
@@ -635,42 +648,43 @@ def claim_risk_over_time(quick: bool) -> list[dict]:
             continue
         fig = "Fig. 2" if sec == "6.1" else "Fig. 3"
         ap = t[t["eps"] > 0].sort_values("eps")
+
+        def _cols(r, k):
+            n = int(r["chains"])
+            return (
+                float(r[k]),
+                float(r[f"{k}_lo"]),
+                float(r[f"{k}_hi"]),
+                f"{n} paired chain{'s' * (n != 1)}",
+            )
+
         for _, r in ap.iterrows():
-            d, lo, hi = (float(r[k]) for k in ("early_gain", "early_gain_lo", "early_gain_hi"))
-            holds, verdict = _diff_verdict(d, lo, hi, int(r["chains"]))
+            d, lo, hi, reps = _cols(r, "early_gain")
             rows.append(
-                {
-                    "claim_id": f"K14-{sec}-early-risk-eps{r['eps']}",
-                    "paper": C.PAPER_K,
-                    "statement": f"§{sec} ({fig}): eps = {r['eps']} has less risk than exact MH early in the "
-                    "budget",
-                    "evidence": f"results/{table}.csv",
-                    "measured": f"exact MH's risk minus eps's at {r['t_early']:.0f} s: {d:+.3g}",
-                    "holds": holds,
-                    "paper_value": "figure",
-                    "value": d,
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "verdict": verdict,
-                }
+                _diff_claim(
+                    f"K14-{sec}-early-risk-eps{r['eps']}",
+                    f"§{sec} ({fig}): eps = {r['eps']} has less risk than exact MH early in the budget",
+                    f"results/{table}.csv",
+                    f"exact MH's risk minus eps's at {r['t_early']:.0f} s: {d:+.3g}",
+                    d,
+                    lo,
+                    hi,
+                    reps,
+                )
             )
         r = ap.iloc[-1]
-        d, lo, hi = (float(r[k]) for k in ("floor_excess", "floor_excess_lo", "floor_excess_hi"))
-        holds, verdict = _diff_verdict(d, lo, hi, int(r["chains"]))
+        d, lo, hi, reps = _cols(r, "floor_excess")
         rows.append(
-            {
-                "claim_id": f"K14-{sec}-bias-floor",
-                "paper": C.PAPER_K,
-                "statement": f"§{sec} ({fig}): the bias floor grows with eps: at the end of the budget the "
-                f"largest eps ({r['eps']}) has more risk than the smallest ({ap.iloc[0]['eps']})",
-                "evidence": f"results/{table}.csv",
-                "measured": f"risk difference at {r['t_late']:.0f} s: {d:+.3g}",
-                "holds": holds,
-                "paper_value": "figure",
-                "value": d,
-                "ci_low": lo,
-                "ci_high": hi,
-                "verdict": verdict,
-            }
+            _diff_claim(
+                f"K14-{sec}-bias-floor",
+                f"§{sec} ({fig}): the bias floor grows with eps: at the end of the budget the largest eps "
+                f"({r['eps']}) has more risk than the smallest ({ap.iloc[0]['eps']})",
+                f"results/{table}.csv",
+                f"risk difference at {r['t_late']:.0f} s: {d:+.3g}",
+                d,
+                lo,
+                hi,
+                reps,
+            )
         )
     return rows

@@ -128,6 +128,13 @@ def _mixture_ll(yi: float, s2: float, t0: float, t1: float, beta: float) -> floa
     return beta * (max(la, lb) + math.log1p(e) - math.log(2.0) - 0.5 * math.log(2.0 * math.pi * s2))
 
 
+@njit(cache=True, inline="always")
+def _ica_source(yj: float, a: float, p: float) -> tuple[float, float]:
+    """One source's share of :func:`_ica_ll`: ``(a + |y_j|, p * (1 + e^{-|y_j|}))``."""
+    yj = abs(yj)
+    return a + yj, p * (1.0 + math.exp(-yj))
+
+
 @njit(cache=True)
 def _ica_ll(X, i: int, theta, beta: float) -> float:
     """``beta sum_j log[1 / (4 cosh^2(y_j / 2))]`` with y = W x_i, as ``-sum_j |y_j| - 2 log prod_j (1 +
@@ -140,9 +147,7 @@ def _ica_ll(X, i: int, theta, beta: float) -> float:
         yj = 0.0
         for q in range(D):
             yj += theta[j * D + q] * X[i, q]
-        yj = abs(yj)
-        a += yj
-        p *= 1.0 + math.exp(-yj)
+        a, p = _ica_source(yj, a, p)
     return beta * (-a - 2.0 * math.log(p))
 
 
@@ -326,6 +331,8 @@ def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale
         return -0.5 * beta * r * r / nu
     elif kind == ICA:
         D = X.shape[1]
+        a = 0.0
+        p = 1.0
         for j in range(D):
             yj = 0.0
             for q in range(D):
@@ -333,7 +340,8 @@ def ll_grad_one(kind: int, X, y, w, beta: float, nu: float, i: int, theta, scale
             gj = -scale * beta * math.tanh(0.5 * yj)
             for q in range(D):
                 out[j * D + q] += gj * X[i, q]
-        return _ica_ll(X, i, theta, beta)
+            a, p = _ica_source(yj, a, p)  # the value of _ica_ll from the same y_j (W x_i once)
+        return beta * (-a - 2.0 * math.log(p))
     elif kind == MIXTURE:
         yi = X[i, 0]
         s2 = nu

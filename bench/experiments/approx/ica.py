@@ -190,7 +190,7 @@ def ica_summarize(df: pd.DataFrame, s: dict, out) -> None:
         axd.plot([float(np.mean([r[i] for r in g["data_used"]])) for i in range(ncp)], risk, marker="o", ms=3)
         ratios = [r / ex_rate[c] for c, r in zip(g["chain"], g["rate"], strict=True) if c in ex_rate]
         rr = log_t_interval(ratios)
-        fr = t_interval([(r[-1] - truth) ** 2 for r in g["amari_means"]])
+        fr = t_interval([rk[-1] for _, rk in curves[e].values()])
         rows.append(
             {
                 "eps": e,

@@ -187,9 +187,10 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
     }
     t_late, cmp = risk_comparisons(curves, t_early)
     for e, g in runs.groupby("eps"):
-        # risk = mean over test points of mean over chains of (pred - truth)^2 at common checkpoints
+        # risk = mean over chains of each chain's risk curve at common checkpoints
         ncp = min(len(r) for r in g["preds"])
-        risk = [float(np.mean([(np.asarray(r[i]) - truth) ** 2 for r in g["preds"]])) for i in range(ncp)]
+        chain_risks = [rk for _, rk in curves[e].values()]
+        risk = [float(np.mean([rk[i] for rk in chain_risks])) for i in range(ncp)]
         tm = [float(np.mean([r[i] for r in g["times"]])) for i in range(ncp)]
         lab = f"eps={e}" if e else "exact"
         axt.plot(tm, risk, marker="o", ms=3, label=lab)
@@ -199,7 +200,7 @@ def m79_summarize(df: pd.DataFrame, s: dict, out) -> None:
         rate = float((g["n_samples"] / g["times"].map(lambda v: v[-1])).mean())
         rates = dict(zip(g["chain"], g["n_samples"] / g["times"].map(lambda v: v[-1]), strict=True))
         rr = log_t_interval([rates[c] / ex_rates[c] for c in rates if c in ex_rates])
-        fr = t_interval([float(np.mean((np.asarray(r[ncp - 1]) - truth) ** 2)) for r in g["preds"]])
+        fr = t_interval([rk[ncp - 1] for rk in chain_risks])
         rows.append(
             {
                 "eps": e,
