@@ -222,21 +222,29 @@ def test_new_claims_hold_on_agreeing_tables_and_fail_on_contrary_ones(tmp_path, 
 
     assert sgld(0.05)["verdict"].startswith("holds, intervals apart") and sgld(0.5)["holds"] is False
 
-    def design(avg_data):
+    def design(ratio, spread=0.1):
+        lo, hi = ratio * (1 - spread), ratio * (1 + spread)
         pd.DataFrame(
             {
-                "target_error": [0.01, 0.05, 0.01, 0.05, np.nan, np.nan],
-                "design": ["average", "average", "worst", "worst", "fixed m=600", "fixed m=600"],
-                "test_error": [0.01, 0.05, 0.01, 0.05, 0.005, 0.1],
-                "test_data": [avg_data, avg_data / 2, 5000.0, 3000.0, 8000.0, 4000.0],
+                "design": ["average", "average", "worst", "worst", "fixed m=600"],
+                "target_error": [0.01, 0.05, 0.01, 0.05, np.nan],
+                "replicates": [4] * 5,
+                "data_vs_worst": [ratio, ratio, np.nan, np.nan, np.nan],
+                "data_vs_worst_lo": [lo, lo, np.nan, np.nan, np.nan],
+                "data_vs_worst_hi": [hi, hi, np.nan, np.nan, np.nan],
+                "data_vs_fixed": [ratio, ratio, np.nan, np.nan, np.nan],
+                "data_vs_fixed_lo": [lo, lo, np.nan, np.nan, np.nan],
+                "data_vs_fixed_hi": [hi, hi, np.nan, np.nan, np.nan],
             }
         ).to_csv(tmp_path / "approx_design.csv", index=False)
         return {r["claim_id"]: r for r in CL.claim_design(True)}
 
-    assert design(2000.0)["K14-6.5-design-worst"]["holds"] is True
-    assert design(2000.0)["K14-6.5-design-fixed-m"]["holds"] is True
-    assert design(9000.0)["K14-6.5-design-worst"]["holds"] is False
-    assert design(9000.0)["K14-6.5-design-fixed-m"]["holds"] is False
+    assert design(0.4)["K14-6.5-design-worst"]["holds"] is True
+    assert design(0.4)["K14-6.5-design-fixed-m"]["holds"] is True
+    assert design(0.8)["K14-6.5-design-fixed-m"]["verdict"].startswith("less data, not half")
+    assert design(0.95)["K14-6.5-design-worst"]["holds"] is False  # interval reaches 1: undecided
+    assert design(1.8)["K14-6.5-design-worst"]["holds"] is False
+    assert design(1.8)["K14-6.5-design-fixed-m"]["holds"] is False
 
 
 def test_rjmcmc_and_mrf_claims_say_data_unavailable_hold_and_fail(tmp_path, monkeypatch):
