@@ -13,7 +13,14 @@ import numpy as np
 import pandas as pd
 
 from bench.experiment import Experiment
-from bench.experiments.approx.common import _child, log_t_interval, risk_columns, risk_comparisons, t_interval
+from bench.experiments.approx.common import (
+    _child,
+    log_t_interval,
+    next_chunk,
+    risk_columns,
+    risk_comparisons,
+    t_interval,
+)
 from bench.experiments.approx.paper_values_korattikara2014 import MNIST79_SAMPLES
 
 MNIST79_SETTINGS = {
@@ -134,7 +141,7 @@ def m79_run_cell(params: dict, seed, ctx) -> list[dict]:
         iters.append(n_it)
         theta = res.samples[-1].copy()
         k += 1
-        n_chunk = min(n_chunk * 2, 20_000 * thin)
+        n_chunk = thin * next_chunk(n_chunk // thin, 20_000, float(s["seconds"]), t_tot, res.sample_seconds)
     ncp = int(s["checkpoints"])
     cum_used = np.cumsum(used)
     cps = np.unique(np.linspace(1, len(secs), min(ncp, len(secs))).astype(int)) - 1
