@@ -38,6 +38,7 @@ def t3_run_cell(params: dict, seed, ctx) -> list[dict]:
                 "n": params["n"],
                 "sigma": params["sigma"],
                 "lambda": lam,
+                "V": float(s["V"]),
                 "linf": linf,
                 "mass": float(u.sum()),
                 "paper_value": pv,
@@ -48,7 +49,7 @@ def t3_run_cell(params: dict, seed, ctx) -> list[dict]:
 
 def t3_summarize(df: pd.DataFrame, s: dict, out) -> None:
     ok = df[df["status"] == "ok"] if "status" in df else df
-    t = ok[["n", "sigma", "lambda", "linf", "paper_value", "mass"]].sort_values(
+    t = ok[["n", "sigma", "lambda", "V", "linf", "paper_value", "mass"]].sort_values(
         ["n", "sigma", "lambda"], ascending=[True, True, False]
     )
     out.table(

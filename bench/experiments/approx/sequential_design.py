@@ -11,7 +11,7 @@ of Seita et al. 2017 (Pocock); worst case (eq. 8): the same grid x Wang-Tsiatis 
 over the test pairs (u by quadrature, App. B), data = mean expected data, both from the DP
 (:mod:`samplers.approx.design`). The fixed-m heuristic of §5.2 (m = ``fixed_m``, eps varied) is the
 reference line. ASSUMPTIONS: K14 state neither their grid over pi_1 = m / N nor the chain's thinning; our
-m grid spans pi_1 = 1.3e-4 to 4.1e-3 at N = 1.95M (S17's 50-500 would mean up to 39,000 stages a test).
+m grid spans pi_1 = 1.3e-4 to 0.033 at N = 1.95M (S17's 50-500 would mean up to 39,000 stages a test).
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ DESIGN_SETTINGS = {
         "step_scale": 0.5,
         "pairs": 100,
         "replicates": 4,
-        "burn": 200,
+        "burn": 500,
         "thin": 1,
         "targets": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05],
         "alphas": [0.5, 0.75, 1.0],
-        "m_grid": [250, 500, 1000, 2000, 4000, 8000],
+        "m_grid": [250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000],
         "fixed_m": 600,
         "L": 100,
         "mu_points": 101,
