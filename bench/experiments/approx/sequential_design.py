@@ -33,7 +33,7 @@ DESIGN_SETTINGS = {
         "replicates": 4,
         "burn": 500,
         "thin": 1,
-        "targets": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05],
+        "targets": [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
         "alphas": [0.5, 0.75, 1.0],
         "m_grid": [250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000],
         "fixed_m": 600,
@@ -154,12 +154,15 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
 
 def _vs_fixed(g: pd.DataFrame, fx: pd.DataFrame) -> float:
     """Data of one average design over the fixed-m heuristic's at equal test error (log-log interpolation
-    of the heuristic's curve of the same replicate)."""
+    of the heuristic's curve of the same replicate; nan outside its range of errors)."""
     f = fx[fx["replicate"] == g["replicate"]].sort_values("test_error")
     if len(f) < 2 or not g["test_error"] > 0:
         return float("nan")
     lx, ly = np.log(f["test_error"].to_numpy()), np.log(f["test_data"].to_numpy())
-    return float(g["test_data"] / np.exp(np.interp(np.log(g["test_error"]), lx, ly)))
+    x = math.log(g["test_error"])
+    if not lx[0] <= x <= lx[-1]:  # outside the heuristic's range: no extrapolation
+        return float("nan")
+    return float(g["test_data"] / np.exp(np.interp(x, lx, ly)))
 
 
 def design_summarize(df: pd.DataFrame, s: dict, out) -> None:
