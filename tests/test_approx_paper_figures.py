@@ -291,3 +291,28 @@ def test_rjmcmc_and_mrf_claims_say_data_unavailable_hold_and_fail(tmp_path, monk
     assert mrf(4000, 0.01) == (True, "holds", "holds")
     assert mrf(2000, -0.01) == (False, "does", "does")
     assert mrf(2900, 0.0)[1:] == ("a", "undecided")
+
+
+def test_table3_checks_read_the_experiments_values_and_fail_on_wrong_ones(tmp_path, monkeypatch):
+    """The Table 3 theory check and S17-correction-4000 take approx_table3's values (no second solve):
+    all 40 printed values and the n = 4000 claim are evaluated from the table even in quick mode, and a
+    wrong value in the table fails them."""
+    from verify import approx_checks as C
+    from verify import approx_claims as CL
+
+    monkeypatch.setenv("MCMC_BENCH_RESULTS", str(tmp_path))
+
+    def run(scale: float):
+        rows = [
+            {"n": n, "sigma": s, "lambda": lam, "V": 20.0, "linf": scale * v}
+            for (n, s), vals in C.TABLE3.items()
+            for lam, v in zip(C.LAMBDAS, vals, strict=True)
+        ]
+        pd.DataFrame(rows).to_csv(tmp_path / "approx_table3.csv", index=False)
+        return C.theory_table3(True), CL.claim_correction(True)[0]
+
+    rows, claim = run(1.0)
+    assert len(rows) == 40 and all(r["holds"] for r in rows)
+    assert claim["holds"] is True and claim["evidence"] == "results/approx_table3.csv"
+    rows, claim = run(1.5)
+    assert not any(r["holds"] for r in rows) and claim["holds"] is False
