@@ -150,6 +150,16 @@ def test_error(
     return float(err), float(Ej), float(pibar)
 
 
+def dp_curve(
+    N: int, m: int, eps: float, mu_grid, L: int = 100, boundary: str = "pocock", alpha: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
+    """(E, pi_bar) of one design at every |mu_std| of ``mu_grid`` (one DP a point)."""
+    pis = stage_fractions(N, int(m))
+    Gs = boundaries(pis, eps, boundary, alpha)
+    out = np.array([seq_dp(float(z), pis, Gs, int(L))[:3] for z in np.asarray(mu_grid, float)])
+    return out[:, 0].copy(), out[:, 2].copy()
+
+
 def design_table(
     N: int, m_grid=DEFAULT_M_GRID, eps_grid=DEFAULT_EPS_GRID, mu_grid: np.ndarray | None = None, L: int = 100
 ) -> dict:
@@ -162,12 +172,7 @@ def design_table(
     E = np.empty((len(designs), mu_grid.size))
     P = np.empty_like(E)
     for d, (m, e) in enumerate(designs):
-        pis = stage_fractions(N, m)
-        Gs = boundaries(pis, e)
-        for k, mu in enumerate(mu_grid):
-            err, _, pibar, _ = seq_dp(float(mu), pis, Gs, int(L))
-            E[d, k] = err
-            P[d, k] = pibar
+        E[d], P[d] = dp_curve(N, m, e, mu_grid, L)
     return {
         "N": N,
         "designs": designs,
@@ -179,20 +184,15 @@ def design_table(
     }
 
 
-def worst_case_design(
+def worst_case_grid(
     N: int,
-    bound: float,
     m_grid=DEFAULT_M_GRID,
     eps_grid=DEFAULT_EPS_GRID,
     L: int = 100,
     boundary: str = "pocock",
     alphas=(0.5,),
-) -> dict:
-    """K14 eq. 8 / S17 App. C.2.1: minimise the expected data m E[j'] at mu_std = 0 subject to
-    E(0, m, eps) < bound (strict, as the authors' code). Grid over (m, eps[, alpha])."""
-    if not bound > 0:
-        raise ValueError(f"bound must be > 0, got {bound!r}")
-    best = None
+) -> list[tuple]:
+    """(m, eps, alpha, E, E[j'], expected data) at mu_std = 0 for every design on the grid (m <= N)."""
     rows = []
     for m in m_grid:
         if m > N:
@@ -203,8 +203,29 @@ def worst_case_design(
                 Gs = boundaries(pis, float(e), boundary, float(al))
                 err, Ej, pibar, _ = seq_dp(0.0, pis, Gs, int(L))
                 rows.append((int(m), float(e), float(al), float(err), float(Ej), float(pibar * N)))
-                if err < bound and (best is None or pibar * N < best[5]):
-                    best = rows[-1]
+    return rows
+
+
+def worst_case_design(
+    N: int,
+    bound: float,
+    m_grid=DEFAULT_M_GRID,
+    eps_grid=DEFAULT_EPS_GRID,
+    L: int = 100,
+    boundary: str = "pocock",
+    alphas=(0.5,),
+    grid: list | None = None,
+) -> dict:
+    """K14 eq. 8 / S17 App. C.2.1: minimise the expected data m E[j'] at mu_std = 0 subject to
+    E(0, m, eps) < bound (strict, as the authors' code). Grid over (m, eps[, alpha]); ``grid`` = the
+    rows of :func:`worst_case_grid` for these settings (several bounds, one set of DPs)."""
+    if not bound > 0:
+        raise ValueError(f"bound must be > 0, got {bound!r}")
+    rows = worst_case_grid(N, m_grid, eps_grid, L, boundary, alphas) if grid is None else grid
+    best = None
+    for row in rows:
+        if row[3] < bound and (best is None or row[5] < best[5]):
+            best = row
     if best is None:
         raise ValueError(f"no design on the grid has worst-case error < {bound}")
     return {
@@ -256,10 +277,7 @@ def acceptance_error(
     (|mu_std| grid, E values) interpolates instead of running the DP at each node."""
     u, wt, ms, Pa = _pair_terms(mu, sigma_l, k, N, nq)
     if table is None:
-        pis = stage_fractions(N, m)
-        Gs = boundaries(pis, eps)
-        E = np.array([seq_dp(float(z), pis, Gs, L)[0] for z in ms])
-        pb = np.array([seq_dp(float(z), pis, Gs, L)[2] for z in ms])
+        E, pb = dp_curve(N, m, eps, np.abs(ms), L)
     else:
         grid, Et, Pt = table
         E = np.interp(np.abs(ms), grid, Et)

@@ -99,19 +99,16 @@ def design_run_cell(params: dict, seed, ctx) -> list[dict]:
         """(mean |Delta|, mean expected data) of design (m, eps, Wang-Tsiatis alpha) over the test pairs."""
         key = (int(m), float(e), float(al))
         if key not in tables:  # a worst-case or fixed-m design: its DP on the grid, once for all replicates
-            pis = dsg.stage_fractions(N, key[0])
-            Gs = dsg.boundaries(pis, key[1], "wang_tsiatis", key[2])
-            dp = [dsg.seq_dp(float(z), pis, Gs, L) for z in grid]
-            tables[key] = (grid, np.array([d[0] for d in dp]), np.array([d[2] for d in dp]))
+            tables[key] = (grid, *dsg.dp_curve(N, key[0], key[1], grid, L, "wang_tsiatis", key[2]))
         out = np.array([dsg.acceptance_error(mu, sl, k, N, m, e, table=tables[key]) for mu, sl, k in test])
         return float(np.mean(np.abs(out[:, 0]))), float(np.mean(out[:, 1]) * N)
 
+    wc_kw = {"m_grid": m_grid, "L": L, "boundary": "wang_tsiatis", "alphas": tuple(s["alphas"])}
+    wc_grid = dsg.worst_case_grid(N, **wc_kw)  # the mu_std = 0 DPs, once for every target
     worst: dict = {}
     for tgt in s["targets"]:
         try:
-            worst[tgt] = dsg.worst_case_design(
-                N, tgt, m_grid=m_grid, L=L, boundary="wang_tsiatis", alphas=tuple(s["alphas"])
-            )
+            worst[tgt] = dsg.worst_case_design(N, tgt, **wc_kw, grid=wc_grid)
         except ValueError as exc:
             worst[tgt] = str(exc)
     rows = []
